@@ -1,0 +1,70 @@
+/**
+ * Activity inputs and results. Plain data only (no Prisma types): this file is the contract between the workflow,
+ * which allocates every sequence number, and the activities, which write idempotently keyed by them.
+ */
+import type { DecisionDraft } from '../domain/decision';
+import type { Phase, ProcessingState, WorkPhase } from '../domain/lifecycle';
+import type { PlanError, PlanSpec } from '../domain/plan';
+
+export const PLAN_EVENT_TYPES = [
+  'PLAN_CREATED',
+  'PHASE_STARTED',
+  'PHASE_COMPLETED',
+  'PHASE_FAILED',
+  'AWAITING_APPROVAL',
+  'PHASE_ADVANCED',
+  'PHASE_RETRIED',
+  'NOTE_ADDED',
+  'PLAN_APPLIED',
+  'PLAN_CANCELLED',
+] as const;
+export type PlanEventType = (typeof PLAN_EVENT_TYPES)[number];
+
+/** A decision with the sequence number the workflow allocated for it. */
+export interface DecisionWrite {
+  seq: number;
+  draft: DecisionDraft;
+}
+
+export interface RecordPlanCreatedInput {
+  spec: PlanSpec;
+  eventSeq: number;
+}
+
+export interface RecordPlanStateInput {
+  planId: string;
+  /** Unique per plan; a retried activity carries the same number, so it never writes a second event. */
+  eventSeq: number;
+  at: string;
+  event: PlanEventType;
+  phase: Phase;
+  state: ProcessingState;
+  /** Who caused the change: `workflow` or a person's name. */
+  actor: string;
+  message: string | null;
+  /** Written to the plan's error fields; null clears them (e.g. on retry or completion). */
+  error: PlanError | null;
+  decisions: DecisionWrite[];
+}
+
+export interface RecordPlanStateResult {
+  /** Decision ids by sequence number, for every decision in the input (existing rows on a retry). */
+  decisionIds: Record<number, string>;
+}
+
+export interface RunPhaseInput {
+  spec: PlanSpec;
+  phase: WorkPhase;
+  /** 1 for the first run of the phase, 2 after the first `retry`, and so on. */
+  attempt: number;
+  /** Sequence number the first returned decision will get; drafts follow in order. */
+  firstDecisionSeq: number;
+  /** The decision the phase's first decision hangs under. */
+  parentDecisionSeq: number;
+}
+
+export interface RunPhaseResult {
+  summary: string;
+  /** In order; decision i gets sequence number firstDecisionSeq + i. */
+  decisions: DecisionDraft[];
+}

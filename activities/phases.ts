@@ -1,0 +1,64 @@
+import type { DecisionDraft } from '../domain/decision';
+import type { RunPhaseInput, RunPhaseResult } from './contracts';
+
+const ACTOR = 'builtin';
+
+/**
+ * The work of each phase before actors exist (issue 6 plugs them in behind this same activity): the built-in
+ * actor states how it will proceed and records that choice, so every phase leaves a decision in the tree.
+ */
+export function runBuiltinPhase(input: RunPhaseInput): RunPhaseResult {
+  const { spec, phase, parentDecisionSeq } = input;
+  const projects = spec.projects.map((p) => p.projectName).join(', ');
+  const draft = (fields: Omit<DecisionDraft, 'parentSeq' | 'phase' | 'actor' | 'confidence'>): DecisionDraft => ({
+    ...fields,
+    confidence: null,
+    parentSeq: parentDecisionSeq,
+    phase,
+    actor: ACTOR,
+  });
+  switch (phase) {
+    case 'STRATEGIZE':
+      return {
+        summary: `Strategy for ${spec.actionName}: follow the action's steps on ${projects}`,
+        decisions: [
+          draft({
+            type: 'strategy_choice',
+            question: `How should ${spec.actionName} be carried out?`,
+            chosenOption: `Follow the steps of ${spec.actionName} in order on ${projects}`,
+            alternatives: ['Split the work into child plans per project'],
+            rationale:
+              spec.projects.length > 1
+                ? 'The built-in actor runs steps sequentially; child plans arrive with plan hierarchy.'
+                : 'One project: a single sequence of steps covers it.',
+          }),
+        ],
+      };
+    case 'EXECUTE':
+      return {
+        summary: `Executed ${spec.actionName} (attempt ${input.attempt})`,
+        decisions: [
+          draft({
+            type: 'implementation_choice',
+            question: 'Where should the changes be produced?',
+            chosenOption: 'In a sandbox copy of each writable project, compared against the project afterwards',
+            alternatives: ['Edit the projects in place'],
+            rationale: 'A sandbox keeps the projects untouched until Apply validates and writes the changeset.',
+          }),
+        ],
+      };
+    case 'APPLY':
+      return {
+        summary: `Applied the changeset of ${spec.actionName} to ${projects}`,
+        decisions: [
+          draft({
+            type: 'tool_invocation',
+            question: 'How should the changeset be written?',
+            chosenOption: 'Validate every path first, then write each file atomically (temp file + rename)',
+            alternatives: ['Write files in place as they are processed'],
+            rationale: 'Validating the whole changeset before the first write means a refusal leaves nothing half-written.',
+          }),
+        ],
+      };
+  }
+}

@@ -1,0 +1,319 @@
+import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { WorkflowExecutionStatusName } from '@temporalio/client';
+import { ulid } from 'ulid';
+import { normalizePlanId, planWorkflowId } from '../domain/ids';
+import { isFinished } from '../domain/lifecycle';
+import type { AutomationLevel } from '../domain/lifecycle';
+import { initialSnapshot } from '../domain/plan';
+import type { PlanSnapshot } from '../domain/plan';
+import { describeZodError, planSpecSchema } from '../domain/schemas';
+import type { PlanSpec } from '../domain/schemas';
+import { createPlanStore } from '../storage/plans';
+import { sharedPrismaClient, resolveDatabaseUrl } from '../storage/prisma';
+import type { PlanFilter, PlanRecord, PlanStore } from '../storage/types';
+import {
+  PLAN_NAME_MEMO,
+  PlanActionKey,
+  PlanAutomationKey,
+  PlanAwaitingInputKey,
+  PlanPhaseKey,
+  PlanStateKey,
+  TASK_QUEUE,
+  advancePlanUpdate,
+  getPlanQuery,
+  retryPhaseUpdate,
+} from '../workflows/definitions';
+import type { AdvancePlanRequest, RetryPhaseRequest } from '../workflows/definitions';
+import type { ClientConfig } from './config';
+import { PlanClientError } from './errors';
+
+export interface CreatePlanInput {
+  actionName: string;
+  projects: string[];
+  automationLevel: AutomationLevel;
+  arguments: Record<string, string>;
+  argumentsOrder: string[];
+  name?: string;
+  description?: string;
+  createdBy: string;
+}
+
+/** A plan as the CLI shows it: the durable record, plus what only the live workflow knows. */
+export interface PlanView extends PlanRecord {
+  awaitingApproval: boolean;
+  workflowStatus: WorkflowExecutionStatusName;
+}
+
+export interface PlanClientOptions {
+  /** How long a command waits for the workflow to act on it before saying the worker does not answer. */
+  commandTimeoutMs?: number;
+  taskQueue?: string;
+}
+
+const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
+
+/**
+ * The engine's client library: the CLI is one user, tests and scripts are others. Writes go to the workflow
+ * (which owns live state); reads of history and lists come from the database the activities maintain.
+ */
+export class PlanClient {
+  private readonly commandTimeoutMs: number;
+  private readonly taskQueue: string;
+
+  constructor(
+    readonly temporal: Client,
+    readonly plans: PlanStore,
+    options: PlanClientOptions = {},
+  ) {
+    this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    this.taskQueue = options.taskQueue ?? TASK_QUEUE;
+  }
+
+  /** Validates everything first: a plan that cannot run is never started. */
+  async create(input: CreatePlanInput): Promise<PlanSnapshot> {
+    const planId = ulid();
+    const parsed = planSpecSchema.safeParse({
+      planId,
+      name: input.name ?? defaultPlanName(input.actionName, input.projects),
+      actionName: input.actionName,
+      description: input.description ?? '',
+      projects: input.projects.map((projectName) => ({ projectName })),
+      automationLevel: input.automationLevel,
+      arguments: input.arguments,
+      argumentsOrder: input.argumentsOrder,
+      createdBy: input.createdBy,
+      createdAt: new Date().toISOString(),
+    });
+    if (!parsed.success) {
+      throw new PlanClientError('usage', describeZodError(parsed.error));
+    }
+    const spec: PlanSpec = parsed.data;
+    const workflowId = planWorkflowId(spec.planId);
+    await this.call(() =>
+      this.temporal.workflow.start('planWorkflow', {
+        workflowId,
+        taskQueue: this.taskQueue,
+        args: [spec],
+        memo: { [PLAN_NAME_MEMO]: spec.name },
+        // Set at start so the Web UI can filter the plan before a worker has picked it up.
+        typedSearchAttributes: [
+          { key: PlanPhaseKey, value: 'STRATEGIZE' },
+          { key: PlanStateKey, value: 'QUEUED' },
+          { key: PlanActionKey, value: spec.actionName },
+          { key: PlanAutomationKey, value: spec.automationLevel },
+          { key: PlanAwaitingInputKey, value: false },
+        ],
+      }),
+    );
+    return initialSnapshot(spec, workflowId);
+  }
+
+  /** The live snapshot while the workflow runs and a worker answers; the stored record otherwise. */
+  async get(idInput: string): Promise<PlanView> {
+    const planId = parsePlanId(idInput);
+    const handle = this.temporal.workflow.getHandle(planWorkflowId(planId));
+    const description = await this.call(() => handle.describe()).catch((err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) throw notFound(idInput);
+      throw err;
+    });
+    const record = await this.plans.getPlan(planId);
+    const status = description.status.name;
+    if (status === 'RUNNING') {
+      const live = await this.temporal
+        .withDeadline(Date.now() + 3_000, () => handle.query(getPlanQuery))
+        .catch(() => undefined);
+      if (live !== undefined) {
+        return { ...(record ?? recordFromSnapshot(live)), ...liveFields(live), workflowStatus: status };
+      }
+    }
+    if (record === null) {
+      throw new PlanClientError(
+        'unavailable',
+        `plan ${planId} has no stored record yet and its workflow did not answer; is a worker running (npm start)?`,
+      );
+    }
+    return { ...record, awaitingApproval: false, workflowStatus: status };
+  }
+
+  async list(filter: PlanFilter = {}): Promise<PlanRecord[]> {
+    return this.plans.listPlans(filter);
+  }
+
+  async advance(idInput: string, request: AdvancePlanRequest): Promise<PlanSnapshot> {
+    return this.command(idInput, 'advance', (handle) =>
+      handle.executeUpdate(advancePlanUpdate, { args: [request] }),
+    );
+  }
+
+  async retry(idInput: string, request: RetryPhaseRequest): Promise<PlanSnapshot> {
+    return this.command(idInput, 'retry', (handle) => handle.executeUpdate(retryPhaseUpdate, { args: [request] }));
+  }
+
+  /** Requests cancellation and waits until the workflow has recorded it, so the database says CANCELLED. */
+  async cancel(idInput: string): Promise<PlanRecord> {
+    const planId = parsePlanId(idInput);
+    await this.command(idInput, 'cancel', async (handle) => {
+      await handle.cancel();
+      await handle.result().catch(() => undefined);
+    });
+    const record = await this.plans.getPlan(planId);
+    if (record === null) throw notFound(idInput);
+    return record;
+  }
+
+  /**
+   * Waits until the plan needs a person (a gate or an error) or has finished. Scripts and tests use it between
+   * `plan use` and `plan advance`, instead of sleeping.
+   */
+  async waitForInput(idInput: string, timeoutMs = 60_000): Promise<PlanView> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      // Right after creation neither the record nor the first workflow task exists yet: keep polling.
+      const view = await this.get(idInput).catch((err: unknown) => {
+        if (err instanceof PlanClientError && err.kind === 'unavailable' && Date.now() < deadline) return undefined;
+        throw err;
+      });
+      if (
+        view !== undefined &&
+        (view.awaitingApproval || view.state === 'ERRORED' || isFinished(view) || view.workflowStatus !== 'RUNNING')
+      ) {
+        return view;
+      }
+      if (Date.now() > deadline) {
+        const where = view === undefined ? 'not started' : `still ${view.phase} ${view.state}`;
+        throw new PlanClientError(
+          'unavailable',
+          `plan ${parsePlanId(idInput)} is ${where} after ${Math.round(timeoutMs / 1000)} s; is a worker running (npm start)?`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  /**
+   * Runs a command against a plan's workflow and turns Temporal's failures into messages about the plan:
+   * refused by the workflow, unknown plan, finished plan, or no worker answering.
+   */
+  private async command<T>(
+    idInput: string,
+    verb: string,
+    run: (handle: ReturnType<Client['workflow']['getHandle']>) => Promise<T>,
+  ): Promise<T> {
+    const planId = parsePlanId(idInput);
+    const handle = this.temporal.workflow.getHandle(planWorkflowId(planId));
+    const description = await this.call(() => handle.describe()).catch((err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) throw notFound(idInput);
+      throw err;
+    });
+    if (description.status.name !== 'RUNNING') {
+      throw await this.finishedError(planId, verb, description.status.name);
+    }
+    try {
+      return await this.temporal.withDeadline(Date.now() + this.commandTimeoutMs, () => run(handle));
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) {
+        throw new PlanClientError('refused', `cannot ${verb} plan ${planId}: ${err.cause?.message ?? err.message}`);
+      }
+      if (err instanceof WorkflowNotFoundError) {
+        throw await this.finishedError(planId, verb, 'COMPLETED');
+      }
+      if (isDeadlineError(err)) {
+        throw new PlanClientError(
+          'unavailable',
+          `no worker acted on the ${verb} of plan ${planId} within ${Math.round(this.commandTimeoutMs / 1000)} s; is a worker running (npm start)?`,
+        );
+      }
+      throw toUnavailable(err);
+    }
+  }
+
+  private async finishedError(planId: string, verb: string, status: string): Promise<PlanClientError> {
+    const record = await this.plans.getPlan(planId);
+    const where = record === null ? `workflow ${status}` : `${record.phase}, ${record.state}`;
+    return new PlanClientError('refused', `cannot ${verb} plan ${planId}: the plan has finished (${where})`);
+  }
+
+  private async call<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      throw toUnavailable(err);
+    }
+  }
+}
+
+export interface ConnectedPlanClient {
+  client: PlanClient;
+  close(): Promise<void>;
+}
+
+export async function connectPlanClient(
+  config: ClientConfig,
+  options: PlanClientOptions = {},
+): Promise<ConnectedPlanClient> {
+  // One Prisma client per database per process: two would block each other's SQLite locks (see storage/prisma).
+  const prisma = sharedPrismaClient(resolveDatabaseUrl(config.databaseUrl));
+  let connection: Connection;
+  try {
+    connection = await Connection.connect({ address: config.temporalAddress, connectTimeout: '5 seconds' });
+  } catch (err) {
+    throw new PlanClientError(
+      'unavailable',
+      `cannot reach the Temporal server at ${config.temporalAddress} (${err instanceof Error ? err.message : String(err)}); start it with npm start`,
+    );
+  }
+  const temporal = new Client({ connection, namespace: config.namespace });
+  return {
+    client: new PlanClient(temporal, createPlanStore(prisma), options),
+    async close() {
+      await connection.close();
+    },
+  };
+}
+
+export function parsePlanId(input: string): string {
+  const planId = normalizePlanId(input);
+  if (planId === undefined) {
+    throw new PlanClientError('usage', `"${input}" is not a plan id (expected a 26-character ULID or plan-<ULID>)`);
+  }
+  return planId;
+}
+
+function notFound(idInput: string): PlanClientError {
+  return new PlanClientError('notFound', `no plan with id ${idInput}`);
+}
+
+function defaultPlanName(actionName: string, projects: string[]): string {
+  const action = actionName.split('/').pop() ?? actionName;
+  return projects.length > 0 ? `${action} on ${projects.join(', ')}` : action;
+}
+
+function liveFields(live: PlanSnapshot): Partial<PlanView> & { awaitingApproval: boolean } {
+  return {
+    phase: live.phase,
+    state: live.state,
+    error: live.error,
+    decisionRootId: live.decisionRootId,
+    updatedAt: live.updatedAt,
+    awaitingApproval: live.awaitingApproval,
+  };
+}
+
+function recordFromSnapshot(live: PlanSnapshot): PlanRecord {
+  const { awaitingApproval: _a, decisionCount: _d, ...record } = live;
+  return record;
+}
+
+function isDeadlineError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  // gRPC DEADLINE_EXCEEDED (4) or CANCELLED (1) when our own deadline ends the call.
+  return code === 4 || code === 1 || (err instanceof Error && /deadline/i.test(err.message));
+}
+
+function toUnavailable(err: unknown): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 14) {
+    return new PlanClientError('unavailable', `the Temporal server is not reachable; start it with npm start`);
+  }
+  return err;
+}

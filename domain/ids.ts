@@ -1,0 +1,27 @@
+/** Identifier shapes shared by the workflow, the database and the CLI. */
+
+/** Crockford base32, 26 characters, first character at most 7 (48-bit timestamp). */
+const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
+
+export const PLAN_WORKFLOW_PREFIX = 'plan-';
+
+export function isUlid(value: string): boolean {
+  return ULID_PATTERN.test(value);
+}
+
+export function planWorkflowId(planId: string): string {
+  return `${PLAN_WORKFLOW_PREFIX}${planId}`;
+}
+
+/**
+ * Accepts what a user pastes: the bare ULID, the workflow id `plan-<ULID>`, any letter case.
+ * Returns the canonical plan id or undefined when the text is not a plan id at all.
+ */
+export function normalizePlanId(input: string): string | undefined {
+  const trimmed = input.trim();
+  const bare = trimmed.toLowerCase().startsWith(PLAN_WORKFLOW_PREFIX)
+    ? trimmed.slice(PLAN_WORKFLOW_PREFIX.length)
+    : trimmed;
+  const upper = bare.toUpperCase();
+  return isUlid(upper) ? upper : undefined;
+}

@@ -1,0 +1,96 @@
+/**
+ * The plan as the workflow, the client and the CLI see it. No runtime dependencies: the workflow bundle imports
+ * this module, so validation schemas live in ./schemas.
+ */
+import type { AutomationLevel, Phase, ProcessingState } from './lifecycle';
+import type { PlanSpec, ProjectLink } from './schemas';
+
+export type { PlanSpec, ProjectLink } from './schemas';
+
+export const ARGUMENT_KEY_PATTERN = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+
+export interface PlanError {
+  type: string;
+  message: string;
+  details: string | null;
+  at: string;
+}
+
+/** The live view of a plan that the workflow's query returns and the update handlers answer with. */
+export interface PlanSnapshot {
+  planId: string;
+  workflowId: string;
+  name: string;
+  actionName: string;
+  description: string;
+  projects: ProjectLink[];
+  automationLevel: AutomationLevel;
+  arguments: Record<string, string | number | boolean | null>;
+  argumentsOrder: string[];
+  phase: Phase;
+  state: ProcessingState;
+  /** True while the workflow waits at a gate for a person's `advance`. */
+  awaitingApproval: boolean;
+  error: PlanError | null;
+  decisionRootId: string | null;
+  decisionCount: number;
+  createdBy: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type CliArgumentError = { ok: false; error: string };
+
+/**
+ * Parses repeated `--arg key=value` options. Keys keep their first-seen order (that is `argumentsOrder`);
+ * values stay strings until actions declare argument types.
+ */
+export function parseArgumentPairs(
+  pairs: readonly string[],
+): { ok: true; arguments: Record<string, string>; order: string[] } | CliArgumentError {
+  const values: Record<string, string> = {};
+  const order: string[] = [];
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) {
+      return { ok: false, error: `--arg "${pair}" must have the form key=value` };
+    }
+    const key = pair.slice(0, eq).trim();
+    if (!ARGUMENT_KEY_PATTERN.test(key)) {
+      return {
+        ok: false,
+        error: `--arg key "${key}" must start with a letter or _ and contain only letters, digits, _, - and .`,
+      };
+    }
+    if (Object.hasOwn(values, key)) {
+      return { ok: false, error: `--arg ${key} is given twice` };
+    }
+    values[key] = pair.slice(eq + 1);
+    order.push(key);
+  }
+  return { ok: true, arguments: values, order };
+}
+
+/** The snapshot of a plan that has just been created and not yet picked up by a worker. */
+export function initialSnapshot(spec: PlanSpec, workflowId: string): PlanSnapshot {
+  return {
+    planId: spec.planId,
+    workflowId,
+    name: spec.name,
+    actionName: spec.actionName,
+    description: spec.description,
+    projects: spec.projects,
+    automationLevel: spec.automationLevel,
+    arguments: spec.arguments,
+    argumentsOrder: spec.argumentsOrder,
+    phase: 'STRATEGIZE',
+    state: 'QUEUED',
+    awaitingApproval: false,
+    error: null,
+    decisionRootId: null,
+    decisionCount: 0,
+    createdBy: spec.createdBy,
+    createdAt: spec.createdAt,
+    updatedAt: spec.createdAt,
+  };
+}

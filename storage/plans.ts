@@ -1,0 +1,451 @@
+/**
+ * The Plan aggregate's repository: the plan row, its events and its decision tree. Every write is keyed by
+ * numbers the workflow allocated (event and decision sequence numbers), so a retried activity finds its own
+ * earlier write and changes nothing.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { ulid } from 'ulid';
+import { z } from 'zod';
+import { PLAN_EVENT_TYPES } from '../activities/contracts';
+import type { DecisionWrite, RecordPlanStateInput } from '../activities/contracts';
+import { checkDecisionDraft, DECISION_TYPES } from '../domain/decision';
+import type { DecisionType } from '../domain/decision';
+import { planWorkflowId } from '../domain/ids';
+import { AUTOMATION_LEVELS } from '../domain/lifecycle';
+import {
+  namespacedNameSchema,
+  phaseSchema,
+  processingStateSchema,
+  projectLinkSchema,
+} from '../domain/schemas';
+import type { PlanError } from '../domain/plan';
+import { DecisionRuleError, PlanConflictError, PlanNotFoundError } from './errors';
+import type { Prisma, PrismaClient } from './generated/prisma/client';
+import type { Decision, Plan, PlanEvent } from './generated/prisma/client';
+import type { DecisionRecord, PlanEventRecord, PlanFilter, PlanRecord, PlanStore } from './types';
+
+type Tx = Prisma.TransactionClient;
+
+export function createPlanStore(prisma: PrismaClient): PlanStore {
+  return {
+    async recordPlanCreated({ spec, eventSeq }) {
+      checkEventSeq(eventSeq);
+      const createdAt = parseTime(spec.createdAt, 'spec.createdAt');
+      const row = {
+        id: spec.planId,
+        workflowId: planWorkflowId(spec.planId),
+        name: spec.name,
+        actionName: spec.actionName,
+        description: spec.description,
+        automationLevel: spec.automationLevel,
+        phase: 'STRATEGIZE',
+        state: 'QUEUED',
+        projects: spec.projects,
+        arguments: spec.arguments,
+        argumentsOrder: spec.argumentsOrder,
+        createdBy: spec.createdBy,
+        createdAt,
+        updatedAt: createdAt,
+      } satisfies Prisma.PlanCreateInput;
+
+      await prisma.$transaction(async (tx) => {
+        await claimWriteLock(tx);
+        const existing = await tx.plan.findUnique({ where: { id: spec.planId } });
+        if (existing !== null) {
+          // Both the client and the workflow's first activity may create the plan from the same spec; the second
+          // caller finds it and stops. Only a *different* plan under the same id is an error.
+          await assertSameCreation(tx, existing, row, eventSeq);
+          return;
+        }
+        await tx.plan.create({ data: row });
+        await tx.planEvent.create({
+          data: {
+            planId: spec.planId,
+            seq: eventSeq,
+            type: 'PLAN_CREATED',
+            phase: row.phase,
+            state: row.state,
+            actor: spec.createdBy,
+            message: null,
+            at: createdAt,
+          },
+        });
+      });
+    },
+
+    async recordPlanState(input) {
+      checkEventSeq(input.eventSeq);
+      const at = parseTime(input.at, 'at');
+      return prisma.$transaction(async (tx) => {
+        await claimWriteLock(tx);
+        const plan = await tx.plan.findUnique({
+          where: { id: input.planId },
+          select: { id: true, decisionRootId: true },
+        });
+        if (plan === null) {
+          throw new PlanNotFoundError(input.planId);
+        }
+        const recorded = await tx.planEvent.findUnique({
+          where: { planId_seq: { planId: input.planId, seq: input.eventSeq } },
+          select: { seq: true },
+        });
+        if (recorded !== null) {
+          // A retry of an activity whose first attempt committed (and whose reply was lost): the event, the plan
+          // row and the decisions are already there. Answer with the ids the first attempt created.
+          return { decisionIds: await existingDecisionIds(tx, input) };
+        }
+
+        const latest = await tx.planEvent.aggregate({ where: { planId: input.planId }, _max: { seq: true } });
+        const decisionIds = await insertDecisions(tx, input, plan.decisionRootId, at);
+        await tx.planEvent.create({
+          data: {
+            planId: input.planId,
+            seq: input.eventSeq,
+            type: input.event,
+            phase: input.phase,
+            state: input.state,
+            actor: input.actor,
+            message: input.message,
+            at,
+          },
+        });
+
+        const rootSeq = input.decisions.find((d) => d.draft.type === 'prompt_definition')?.seq;
+        const rootId = rootSeq === undefined ? undefined : decisionIds[rootSeq];
+        // The plan row mirrors the event with the highest sequence number. Events normally arrive in order, but
+        // a retried activity can land after a later one; it must not roll the row back to an older state.
+        const isNewest = (latest._max.seq ?? -1) < input.eventSeq;
+        if (isNewest || rootId !== undefined) {
+          await tx.plan.update({
+            where: { id: input.planId },
+            data: {
+              ...(isNewest
+                ? { phase: input.phase, state: input.state, ...errorColumns(input.error), updatedAt: at }
+                : {}),
+              ...(rootId !== undefined ? { decisionRootId: rootId } : {}),
+            },
+          });
+        }
+        return { decisionIds };
+      });
+    },
+
+    async getPlan(planId) {
+      const row = await prisma.plan.findUnique({ where: { id: planId } });
+      return row === null ? null : toPlanRecord(row);
+    },
+
+    async listPlans(filter: PlanFilter = {}) {
+      const where: Prisma.PlanWhereInput = {};
+      if (filter.phase !== undefined) where.phase = filter.phase;
+      if (filter.state !== undefined) where.state = filter.state;
+      if (filter.actionName !== undefined) where.actionName = filter.actionName;
+      if (filter.projectName !== undefined) {
+        const ids = await planIdsForProject(prisma, filter.projectName);
+        if (ids.length === 0) return [];
+        where.id = { in: ids };
+      }
+      if (filter.limit !== undefined && !(Number.isInteger(filter.limit) && filter.limit >= 0)) {
+        // Prisma reads a negative `take` as "from the end", which would silently return the oldest plans.
+        throw new RangeError(`limit must be a non-negative integer, got ${filter.limit}`);
+      }
+      const rows = await prisma.plan.findMany({
+        where,
+        // Plan ids are ULIDs: within the same createdAt millisecond they still order by creation.
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        ...(filter.limit !== undefined ? { take: filter.limit } : {}),
+      });
+      return rows.map(toPlanRecord);
+    },
+
+    async listEvents(planId) {
+      const rows = await prisma.planEvent.findMany({ where: { planId }, orderBy: { seq: 'asc' } });
+      return rows.map(toPlanEventRecord);
+    },
+
+    async listDecisions(planId) {
+      const rows = await prisma.decision.findMany({ where: { planId }, orderBy: { seq: 'asc' } });
+      return rows.map(toDecisionRecord);
+    },
+  };
+}
+
+/**
+ * Takes SQLite's write lock as the transaction's first statement. Prisma opens transactions with a plain
+ * (deferred) BEGIN; a transaction that reads first and writes later cannot wait for another process's writer
+ * (SQLite answers SQLITE_BUSY_SNAPSHOT at once, whatever the busy timeout). Writing first makes it wait instead,
+ * and the reads that follow see the latest committed state, which the idempotency checks rely on.
+ */
+async function claimWriteLock(tx: Tx): Promise<void> {
+  await tx.$executeRaw`UPDATE plans SET plan_id = plan_id WHERE 0`;
+}
+
+async function assertSameCreation(
+  tx: Tx,
+  existing: Plan,
+  row: Prisma.PlanCreateInput & { createdAt: Date },
+  eventSeq: number,
+): Promise<void> {
+  const stored = {
+    workflowId: existing.workflowId,
+    name: existing.name,
+    actionName: existing.actionName,
+    description: existing.description,
+    automationLevel: existing.automationLevel,
+    projects: existing.projects,
+    arguments: existing.arguments,
+    argumentsOrder: existing.argumentsOrder,
+    createdBy: existing.createdBy,
+    createdAt: existing.createdAt.getTime(),
+  };
+  const wanted = {
+    workflowId: row.workflowId,
+    name: row.name,
+    actionName: row.actionName,
+    description: row.description,
+    automationLevel: row.automationLevel,
+    // Through JSON, as the stored copy went: drops `undefined` members the same way.
+    projects: JSON.parse(JSON.stringify(row.projects)) as unknown,
+    arguments: JSON.parse(JSON.stringify(row.arguments)) as unknown,
+    argumentsOrder: row.argumentsOrder,
+    createdBy: row.createdBy,
+    createdAt: row.createdAt.getTime(),
+  };
+  const differing = (Object.keys(wanted) as (keyof typeof wanted)[]).filter(
+    (key) => !isDeepStrictEqual(stored[key], wanted[key]),
+  );
+  if (differing.length > 0) {
+    throw new PlanConflictError(existing.id, `already stored with a different ${differing.join(', ')}`);
+  }
+  const created = await tx.planEvent.findFirst({
+    where: { planId: existing.id, type: 'PLAN_CREATED' },
+    select: { seq: true },
+  });
+  if (created !== null && created.seq !== eventSeq) {
+    throw new PlanConflictError(existing.id, `already created by event ${created.seq}, not ${eventSeq}`);
+  }
+}
+
+/** On a replay: the ids stored for the input's decision sequence numbers, which must all be there. */
+async function existingDecisionIds(tx: Tx, input: RecordPlanStateInput): Promise<Record<number, string>> {
+  const seqs = input.decisions.map((d) => d.seq);
+  const rows = await tx.decision.findMany({
+    where: { planId: input.planId, seq: { in: seqs } },
+    select: { seq: true, id: true },
+  });
+  const ids: Record<number, string> = {};
+  for (const row of rows) ids[row.seq] = row.id;
+  const missing = seqs.filter((seq) => ids[seq] === undefined);
+  if (missing.length > 0) {
+    // Same event number, different decisions: the caller reused a sequence number, which is a bug upstream.
+    throw new PlanConflictError(
+      input.planId,
+      `event ${input.eventSeq} is already recorded without decision(s) ${missing.join(', ')}`,
+    );
+  }
+  return ids;
+}
+
+/**
+ * Checks the whole batch against the seed 004 tree rules before writing any of it, then inserts parents before
+ * children. Throws DecisionRuleError; the caller's transaction then rolls back the event and the plan update too.
+ */
+async function insertDecisions(
+  tx: Tx,
+  input: RecordPlanStateInput,
+  storedRootId: string | null,
+  at: Date,
+): Promise<Record<number, string>> {
+  const { planId } = input;
+  if (input.decisions.length === 0) return {};
+  const batch = [...input.decisions].sort((a, b) => a.seq - b.seq);
+  const fail = (message: string, seq: number | null = null): never => {
+    throw new DecisionRuleError(message, planId, seq);
+  };
+
+  for (const { seq, draft } of batch) {
+    const problem = checkDecisionDraft(draft, seq);
+    if (problem !== undefined) fail(`decision ${seq}: ${problem}`, seq);
+  }
+  const batchSeqs = new Set<number>();
+  for (const { seq } of batch) {
+    if (batchSeqs.has(seq)) fail(`decision sequence number ${seq} appears twice in one write`, seq);
+    batchSeqs.add(seq);
+  }
+
+  // Parents outside the batch must already be stored *in this plan*: lookups are always scoped by plan id, so a
+  // sequence number that only exists in another plan does not resolve.
+  const outsideParentSeqs = batch
+    .map((d) => d.draft.parentSeq)
+    .filter((seq): seq is number => seq !== null && !batchSeqs.has(seq));
+  const stored = await tx.decision.findMany({
+    where: { planId, seq: { in: [...batchSeqs, ...outsideParentSeqs] } },
+    select: { seq: true, id: true },
+  });
+  const idBySeq = new Map<number, string>();
+  for (const row of stored) {
+    if (batchSeqs.has(row.seq)) {
+      fail(
+        `decision sequence number ${row.seq} is already used in plan ${planId}; numbers are never reused`,
+        row.seq,
+      );
+    }
+    idBySeq.set(row.seq, row.id);
+  }
+
+  const roots = batch.filter((d) => d.draft.type === 'prompt_definition');
+  if (roots.length > 1 || (roots.length === 1 && storedRootId !== null)) {
+    fail(
+      `plan ${planId} already has a prompt_definition root; a plan has exactly one`,
+      roots.at(-1)?.seq ?? null,
+    );
+  }
+
+  const rows: Prisma.DecisionCreateManyInput[] = [];
+  for (const { seq, draft } of batch) {
+    let parentId: string | null = null;
+    if (draft.parentSeq !== null) {
+      parentId =
+        idBySeq.get(draft.parentSeq) ??
+        fail(`decision ${seq}: parent ${draft.parentSeq} not found in plan ${planId}`, seq);
+    }
+    const id = ulid();
+    idBySeq.set(seq, id);
+    rows.push(decisionRow(planId, { seq, draft }, id, parentId, at));
+  }
+  // Sorted by seq and parentSeq < seq, so every parent row precedes its children for the foreign-key check.
+  await tx.decision.createMany({ data: rows });
+
+  const ids: Record<number, string> = {};
+  for (const { seq } of batch) ids[seq] = idBySeq.get(seq) ?? fail(`decision ${seq} lost its id`, seq);
+  return ids;
+}
+
+function decisionRow(
+  planId: string,
+  { seq, draft }: DecisionWrite,
+  id: string,
+  parentId: string | null,
+  at: Date,
+): Prisma.DecisionCreateManyInput {
+  return {
+    id,
+    planId,
+    seq,
+    parentId,
+    type: draft.type,
+    phase: draft.phase,
+    question: draft.question,
+    chosenOption: draft.chosenOption,
+    alternatives: draft.alternatives,
+    confidence: draft.confidence,
+    rationale: draft.rationale,
+    actor: draft.actor,
+    createdAt: at,
+  };
+}
+
+function errorColumns(error: PlanError | null) {
+  return {
+    errorType: error?.type ?? null,
+    errorMessage: error?.message ?? null,
+    errorDetails: error?.details ?? null,
+    errorAt: error === null ? null : parseTime(error.at, 'error.at'),
+  };
+}
+
+/**
+ * Ids of plans linked to the project. Project links are a JSON array, so this is one SQL query over json_each
+ * rather than loading every plan; the name is normalised the way PlanSpec stores it.
+ */
+async function planIdsForProject(prisma: PrismaClient, projectName: string): Promise<string[]> {
+  const name = namespacedNameSchema.safeParse(projectName);
+  if (!name.success) return [];
+  const rows = await prisma.$queryRaw<{ id: string }[]>`
+    SELECT p.plan_id AS id FROM plans p
+    WHERE EXISTS (
+      SELECT 1 FROM json_each(p.project_links) link
+      WHERE json_extract(link.value, '$.projectName') = ${name.data}
+    )`;
+  return rows.map((r) => r.id);
+}
+
+function checkEventSeq(eventSeq: number): void {
+  if (!Number.isInteger(eventSeq) || eventSeq < 0) {
+    throw new RangeError(`event sequence number must be a non-negative integer, got ${eventSeq}`);
+  }
+}
+
+function parseTime(iso: string, what: string): Date {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) throw new RangeError(`${what} is not a timestamp: ${iso}`);
+  return date;
+}
+
+// Rows are read back through the domain's schemas so a hand-edited or corrupt row fails loudly here instead of
+// reaching the CLI as a value outside its type.
+const automationLevelSchema = z.enum(AUTOMATION_LEVELS);
+const argumentsSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
+const stringListSchema = z.array(z.string());
+const planEventTypeSchema = z.enum(PLAN_EVENT_TYPES);
+const decisionTypeSchema = z.enum(Object.keys(DECISION_TYPES) as [DecisionType, ...DecisionType[]]);
+
+function toPlanRecord(row: Plan): PlanRecord {
+  return {
+    planId: row.id,
+    workflowId: row.workflowId,
+    name: row.name,
+    actionName: row.actionName,
+    description: row.description,
+    projects: z.array(projectLinkSchema).parse(row.projects),
+    automationLevel: automationLevelSchema.parse(row.automationLevel),
+    arguments: argumentsSchema.parse(row.arguments),
+    argumentsOrder: stringListSchema.parse(row.argumentsOrder),
+    phase: phaseSchema.parse(row.phase),
+    state: processingStateSchema.parse(row.state),
+    error:
+      row.errorType === null
+        ? null
+        : {
+            type: row.errorType,
+            message: row.errorMessage ?? '',
+            details: row.errorDetails,
+            at: (row.errorAt ?? row.updatedAt).toISOString(),
+          },
+    decisionRootId: row.decisionRootId,
+    createdBy: row.createdBy,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+function toPlanEventRecord(row: PlanEvent): PlanEventRecord {
+  return {
+    planId: row.planId,
+    seq: row.seq,
+    type: planEventTypeSchema.parse(row.type),
+    phase: phaseSchema.parse(row.phase),
+    state: processingStateSchema.parse(row.state),
+    actor: row.actor,
+    message: row.message,
+    at: row.at.toISOString(),
+  };
+}
+
+function toDecisionRecord(row: Decision): DecisionRecord {
+  return {
+    decisionId: row.id,
+    planId: row.planId,
+    seq: row.seq,
+    parentDecisionId: row.parentId,
+    type: decisionTypeSchema.parse(row.type),
+    phase: phaseSchema.parse(row.phase),
+    question: row.question,
+    chosenOption: row.chosenOption,
+    alternatives: stringListSchema.parse(row.alternatives),
+    confidence: row.confidence,
+    rationale: row.rationale,
+    actor: row.actor,
+    createdAt: row.createdAt.toISOString(),
+  };
+}

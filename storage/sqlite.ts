@@ -1,0 +1,76 @@
+/**
+ * The SQLite connection as every process opens it: the CLI, the worker, the tests and the Prisma CLI itself
+ * (prisma.config.ts). Kept apart from storage/prisma.ts because it must not import the generated client:
+ * `prisma generate` loads prisma.config.ts before that client exists.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
+
+/** How long a writer waits for another process's write lock before SQLite gives up with SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * The nearest directory above this file that holds package.json. Walking up (rather than `..`) keeps the
+ * answer right both from the sources and from the compiled copy in dist/storage.
+ */
+export function findRepoRoot(start: string = __dirname): string {
+  let dir = start;
+  for (;;) {
+    if (existsSync(path.join(dir, 'package.json'))) {
+      return dir;
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) {
+      throw new Error(`no package.json above ${start}`);
+    }
+    dir = parent;
+  }
+}
+
+export const REPO_ROOT = findRepoRoot();
+
+export const DEFAULT_DATABASE_URL = `file:${path.join(REPO_ROOT, '.data', 'agents.db')}`;
+
+/**
+ * `file:<absolute path>` for the given URL (DATABASE_URL when omitted, else .data/agents.db). A relative path
+ * is taken against the repo root, not the working directory, so the CLI run from a subfolder and the worker
+ * open the same file. The parent directory is created because SQLite creates the file but not its folder.
+ */
+export function resolveDatabaseUrl(raw: string | undefined = process.env.DATABASE_URL): string {
+  const url = raw?.trim() || DEFAULT_DATABASE_URL;
+  if (!url.startsWith('file:')) {
+    throw new Error(`DATABASE_URL must look like file:/absolute/path.db, got ${url}`);
+  }
+  const file = path.resolve(REPO_ROOT, databaseFilePath(url));
+  mkdirSync(path.dirname(file), { recursive: true });
+  return `file:${file}`;
+}
+
+/** The file path part of a `file:` URL (query parameters such as `?connection_limit=1` are dropped). */
+export function databaseFilePath(url: string): string {
+  const withoutScheme = url.replace(/^file:(\/\/(?=\/))?/, '');
+  const query = withoutScheme.indexOf('?');
+  return query === -1 ? withoutScheme : withoutScheme.slice(0, query);
+}
+
+/**
+ * Run on every new connection, before Prisma sends its first query. journal_mode=WAL lets the CLI read while
+ * the worker writes (readers never block the writer and vice versa); it is stored in the file, so setting it
+ * again is a no-op. foreign_keys is per connection and off by default in stock SQLite builds.
+ */
+const CONNECTION_PRAGMAS = ['PRAGMA journal_mode = WAL', 'PRAGMA foreign_keys = ON'].join(';\n');
+
+/** The better-sqlite3 driver adapter with the pragmas above applied to each connection it opens. */
+export class WalSQLiteAdapterFactory extends PrismaBetterSQLite3 {
+  constructor(url: string, busyTimeoutMs: number = BUSY_TIMEOUT_MS) {
+    // better-sqlite3's `timeout` is sqlite3_busy_timeout: a writer waits for the lock instead of failing.
+    super({ url: `file:${databaseFilePath(url)}`, timeout: busyTimeoutMs });
+  }
+
+  override async connect(): ReturnType<PrismaBetterSQLite3['connect']> {
+    const adapter = await super.connect();
+    await adapter.executeScript(CONNECTION_PRAGMAS);
+    return adapter;
+  }
+}

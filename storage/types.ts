@@ -1,0 +1,84 @@
+/**
+ * What storage gives back: plain records in the domain's words, never Prisma types, so callers (activities,
+ * CLI, tests) do not depend on the ORM.
+ */
+import type {
+  PlanEventType,
+  RecordPlanCreatedInput,
+  RecordPlanStateInput,
+  RecordPlanStateResult,
+} from '../activities/contracts';
+import type { DecisionType } from '../domain/decision';
+import type { AutomationLevel, Phase, ProcessingState } from '../domain/lifecycle';
+import type { PlanError, ProjectLink } from '../domain/plan';
+
+export interface PlanRecord {
+  planId: string;
+  workflowId: string;
+  name: string;
+  actionName: string;
+  description: string;
+  projects: ProjectLink[];
+  automationLevel: AutomationLevel;
+  arguments: Record<string, string | number | boolean | null>;
+  argumentsOrder: string[];
+  phase: Phase;
+  state: ProcessingState;
+  error: PlanError | null;
+  decisionRootId: string | null;
+  createdBy: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface PlanEventRecord {
+  planId: string;
+  seq: number;
+  type: PlanEventType;
+  phase: Phase;
+  state: ProcessingState;
+  actor: string;
+  message: string | null;
+  at: string;
+}
+
+export interface DecisionRecord {
+  decisionId: string;
+  planId: string;
+  seq: number;
+  parentDecisionId: string | null;
+  type: DecisionType;
+  phase: Phase;
+  question: string;
+  chosenOption: string;
+  alternatives: string[];
+  confidence: number | null;
+  rationale: string;
+  actor: string;
+  createdAt: string;
+}
+
+export interface PlanFilter {
+  phase?: Phase;
+  state?: ProcessingState;
+  actionName?: string;
+  projectName?: string;
+  limit?: number;
+}
+
+export interface PlanStore {
+  /** Inserts the plan row and its PLAN_CREATED event; a second call with the same input changes nothing. */
+  recordPlanCreated(input: RecordPlanCreatedInput): Promise<void>;
+  /**
+   * In one transaction: the event (planId, eventSeq), the plan row's phase/state/error/updatedAt, and the
+   * decisions (planId, seq). Replaying the same input writes nothing new and returns the same decision ids.
+   */
+  recordPlanState(input: RecordPlanStateInput): Promise<RecordPlanStateResult>;
+  getPlan(planId: string): Promise<PlanRecord | null>;
+  /** Newest first. */
+  listPlans(filter?: PlanFilter): Promise<PlanRecord[]>;
+  /** By sequence number. */
+  listEvents(planId: string): Promise<PlanEventRecord[]>;
+  /** By sequence number. */
+  listDecisions(planId: string): Promise<DecisionRecord[]>;
+}

@@ -1,0 +1,114 @@
+/**
+ * One private world per test file: a Temporal dev server on free ports, a migrated SQLite file in a temp dir,
+ * the real activities, and the workflows bundled once. Nothing here is shared with `npm start`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import type { Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { ulid } from 'ulid';
+import type { PlanActivities } from '../../activities';
+import { PlanClient } from '../../client/plans';
+import { runCli } from '../../client/cli/main';
+import { createLocalTestEnv } from '../../scripts/test-env';
+import { migrateDatabase } from '../../storage/migrate';
+import { createPlanStore } from '../../storage/plans';
+import { disconnectSharedPrismaClients, sharedPrismaClient } from '../../storage/prisma';
+import type { PlanStore } from '../../storage/types';
+import { WORKFLOWS_PATH, createPlanWorker } from '../../worker/worker';
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Harness {
+  env: TestWorkflowEnvironment;
+  plans: PlanStore;
+  client: PlanClient;
+  taskQueue: string;
+  /** A worker on this file's task queue; the caller runs and shuts it down (or uses withWorker). */
+  createWorker(overrides?: Partial<PlanActivities>): Promise<Worker>;
+  /** Runs `fn` while a worker polls, then shuts the worker down. */
+  withWorker<T>(fn: () => Promise<T>, overrides?: Partial<PlanActivities>): Promise<T>;
+  /** The `agents` CLI, in process, pointed at this file's server and database. */
+  cli(...argv: string[]): Promise<CliResult>;
+  teardown(): Promise<void>;
+}
+
+let cachedBundle: WorkflowBundleWithSourceMap | undefined;
+
+export async function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  cachedBundle ??= await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+  return cachedBundle;
+}
+
+const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: (message: string) => console.error(message),
+};
+
+export async function createHarness(options: { commandTimeoutMs?: number } = {}): Promise<Harness> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agents-test-'));
+  const databaseUrl = `file:${path.join(dir, 'agents.db')}`;
+  await migrateDatabase(databaseUrl);
+  // The CLI run in process below uses this same client (one per database per process, see storage/prisma).
+  const prisma = sharedPrismaClient(databaseUrl);
+  const plans = createPlanStore(prisma);
+  const env = await createLocalTestEnv();
+  // Tests in one file share the server; a task queue of their own keeps stray workflows from other tests apart.
+  const taskQueue = `test-${ulid()}`;
+  const client = new PlanClient(env.client, plans, { taskQueue, commandTimeoutMs: options.commandTimeoutMs ?? 20_000 });
+  const bundle = await workflowBundle();
+
+  const createWorker = (overrides?: Partial<PlanActivities>) =>
+    createPlanWorker({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      plans,
+      taskQueue,
+      workflowBundle: bundle,
+      ...(overrides ? { activityOverrides: overrides } : {}),
+    });
+
+  return {
+    env,
+    plans,
+    client,
+    taskQueue,
+    createWorker,
+    async withWorker(fn, overrides) {
+      const worker = await createWorker(overrides);
+      return worker.runUntil(fn);
+    },
+    async cli(...argv) {
+      let stdout = '';
+      let stderr = '';
+      const code = await runCli(argv, {
+        stdout: (t) => (stdout += t),
+        stderr: (t) => (stderr += t),
+        env: {
+          TEMPORAL_ADDRESS: env.address,
+          TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+          DATABASE_URL: databaseUrl,
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          AGENTS_USER: 'tester',
+        },
+        isTty: false,
+      });
+      return { code, stdout, stderr };
+    },
+    async teardown() {
+      await env.teardown();
+      await disconnectSharedPrismaClients();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,564 @@
+/**
+ * The plan store against a real SQLite file, migrated the way `npm start` migrates it. No mocks: idempotency and
+ * rollback are properties of the database transaction, so only the database can show them.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { ulid } from 'ulid';
+import type { DecisionWrite, RecordPlanStateInput } from '../../activities/contracts';
+import type { DecisionDraft, DecisionType } from '../../domain/decision';
+import type { PlanSpec } from '../../domain/plan';
+import {
+  DecisionRuleError,
+  isTransientStorageError,
+  PlanConflictError,
+  PlanNotFoundError,
+} from '../../storage/errors';
+import { migrateDatabase } from '../../storage/migrate';
+import { createPlanStore } from '../../storage/plans';
+import { createPrismaClient, disconnectSharedPrismaClients, sharedPrismaClient } from '../../storage/prisma';
+import type { PrismaClient } from '../../storage/prisma';
+import type { PlanStore } from '../../storage/types';
+
+let dir: string;
+let databaseUrl: string;
+let prisma: PrismaClient;
+let store: PlanStore;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'plans-store-'));
+  databaseUrl = `file:${path.join(dir, 'agents.db')}`;
+  await migrateDatabase(databaseUrl);
+  prisma = createPrismaClient(databaseUrl);
+  store = createPlanStore(prisma);
+});
+
+afterAll(async () => {
+  await prisma?.$disconnect();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let clock = Date.parse('2026-01-01T00:00:00.000Z');
+/** Strictly increasing timestamps, so "newest first" has one right answer. */
+function nextTime(): string {
+  clock += 1000;
+  return new Date(clock).toISOString();
+}
+
+function makeSpec(overrides: Partial<PlanSpec> = {}): PlanSpec {
+  return {
+    planId: ulid(),
+    name: 'Review the parser',
+    actionName: 'local/code-review',
+    description: 'look for bugs',
+    projects: [{ projectName: 'local/parser', alias: 'p', readOnly: false }],
+    automationLevel: 'MANUAL',
+    arguments: { depth: 2, strict: true, target: 'src' },
+    argumentsOrder: ['target', 'depth', 'strict'],
+    createdBy: 'alice',
+    createdAt: nextTime(),
+    ...overrides,
+  };
+}
+
+async function createPlan(overrides: Partial<PlanSpec> = {}): Promise<PlanSpec> {
+  const spec = makeSpec(overrides);
+  await store.recordPlanCreated({ spec, eventSeq: 0 });
+  return spec;
+}
+
+function decision(
+  seq: number,
+  type: DecisionType,
+  parentSeq: number | null,
+  extra: Partial<DecisionDraft> = {},
+) {
+  const draft: DecisionDraft = {
+    type,
+    question: `question ${seq}`,
+    chosenOption: `option ${seq}`,
+    alternatives: [`alternative ${seq}a`, `alternative ${seq}b`],
+    confidence: 0.5,
+    rationale: `because ${seq}`,
+    parentSeq,
+    phase: 'STRATEGIZE',
+    actor: 'workflow',
+    ...extra,
+  };
+  return { seq, draft } satisfies DecisionWrite;
+}
+
+function stateInput(
+  planId: string,
+  eventSeq: number,
+  extra: Partial<RecordPlanStateInput> = {},
+): RecordPlanStateInput {
+  return {
+    planId,
+    eventSeq,
+    at: nextTime(),
+    event: 'PHASE_STARTED',
+    phase: 'STRATEGIZE',
+    state: 'PROCESSING',
+    actor: 'workflow',
+    message: null,
+    error: null,
+    decisions: [],
+    ...extra,
+  };
+}
+
+/** Everything stored for a plan, to show that a refused write left no trace. */
+async function everything(planId: string) {
+  return {
+    plan: await store.getPlan(planId),
+    events: await store.listEvents(planId),
+    decisions: await store.listDecisions(planId),
+  };
+}
+
+describe('recordPlanCreated', () => {
+  it('stores the plan in STRATEGIZE/QUEUED with its PLAN_CREATED event', async () => {
+    const spec = await createPlan();
+
+    const plan = await store.getPlan(spec.planId);
+    expect(plan).toEqual({
+      planId: spec.planId,
+      workflowId: `plan-${spec.planId}`,
+      name: spec.name,
+      actionName: spec.actionName,
+      description: spec.description,
+      projects: spec.projects,
+      automationLevel: 'MANUAL',
+      arguments: spec.arguments,
+      argumentsOrder: ['target', 'depth', 'strict'],
+      phase: 'STRATEGIZE',
+      state: 'QUEUED',
+      error: null,
+      decisionRootId: null,
+      createdBy: 'alice',
+      createdAt: spec.createdAt,
+      updatedAt: spec.createdAt,
+    });
+    expect(await store.listEvents(spec.planId)).toEqual([
+      {
+        planId: spec.planId,
+        seq: 0,
+        type: 'PLAN_CREATED',
+        phase: 'STRATEGIZE',
+        state: 'QUEUED',
+        actor: 'alice',
+        message: null,
+        at: spec.createdAt,
+      },
+    ]);
+  });
+
+  it('is idempotent: the same call again writes nothing and does not throw', async () => {
+    const spec = await createPlan();
+    const before = await everything(spec.planId);
+
+    await expect(store.recordPlanCreated({ spec, eventSeq: 0 })).resolves.toBeUndefined();
+    // A copy that went through JSON (as Temporal delivers activity inputs) is the same plan too.
+    await expect(
+      store.recordPlanCreated({ spec: JSON.parse(JSON.stringify(spec)) as PlanSpec, eventSeq: 0 }),
+    ).resolves.toBeUndefined();
+
+    expect(await everything(spec.planId)).toEqual(before);
+    expect(await prisma.plan.count({ where: { id: spec.planId } })).toBe(1);
+  });
+
+  it('refuses a different plan under an existing id', async () => {
+    const spec = await createPlan();
+    const before = await everything(spec.planId);
+
+    await expect(
+      store.recordPlanCreated({ spec: { ...spec, name: 'Something else' }, eventSeq: 0 }),
+    ).rejects.toThrow(PlanConflictError);
+    await expect(store.recordPlanCreated({ spec, eventSeq: 1 })).rejects.toThrow(PlanConflictError);
+    expect(await everything(spec.planId)).toEqual(before);
+  });
+});
+
+describe('recordPlanState', () => {
+  it('writes the event, the plan state and the decisions in one go', async () => {
+    const spec = await createPlan();
+    const input = stateInput(spec.planId, 1, {
+      message: 'strategizing',
+      decisions: [
+        decision(0, 'prompt_definition', null, { confidence: null, alternatives: [] }),
+        decision(1, 'strategy_choice', 0, { confidence: 0.85 }),
+        decision(2, 'invariant_enforced', 0, { confidence: 1 }),
+      ],
+    });
+
+    const { decisionIds } = await store.recordPlanState(input);
+
+    expect(Object.keys(decisionIds).map(Number).sort()).toEqual([0, 1, 2]);
+    const plan = await store.getPlan(spec.planId);
+    expect(plan).toMatchObject({ phase: 'STRATEGIZE', state: 'PROCESSING', decisionRootId: decisionIds[0] });
+    expect(plan?.updatedAt).toBe(input.at);
+
+    const decisions = await store.listDecisions(spec.planId);
+    expect(decisions.map((d) => [d.seq, d.decisionId, d.parentDecisionId, d.type])).toEqual([
+      [0, decisionIds[0], null, 'prompt_definition'],
+      [1, decisionIds[1], decisionIds[0], 'strategy_choice'],
+      [2, decisionIds[2], decisionIds[0], 'invariant_enforced'],
+    ]);
+    expect(decisions[1]).toEqual({
+      decisionId: decisionIds[1],
+      planId: spec.planId,
+      seq: 1,
+      parentDecisionId: decisionIds[0],
+      type: 'strategy_choice',
+      phase: 'STRATEGIZE',
+      question: 'question 1',
+      chosenOption: 'option 1',
+      alternatives: ['alternative 1a', 'alternative 1b'],
+      confidence: 0.85,
+      rationale: 'because 1',
+      actor: 'workflow',
+      createdAt: input.at,
+    });
+    expect((await store.listEvents(spec.planId)).at(-1)).toEqual({
+      planId: spec.planId,
+      seq: 1,
+      type: 'PHASE_STARTED',
+      phase: 'STRATEGIZE',
+      state: 'PROCESSING',
+      actor: 'workflow',
+      message: 'strategizing',
+      at: input.at,
+    });
+  });
+
+  it('links to parents written by an earlier call', async () => {
+    const spec = await createPlan();
+    const first = await store.recordPlanState(
+      stateInput(spec.planId, 1, { decisions: [decision(0, 'prompt_definition', null)] }),
+    );
+    const second = await store.recordPlanState(
+      stateInput(spec.planId, 2, {
+        phase: 'EXECUTE',
+        decisions: [
+          decision(1, 'strategy_choice', 0),
+          decision(2, 'tool_invocation', 1, { phase: 'EXECUTE' }),
+        ],
+      }),
+    );
+
+    const decisions = await store.listDecisions(spec.planId);
+    expect(decisions.map((d) => d.parentDecisionId)).toEqual([
+      null,
+      first.decisionIds[0],
+      second.decisionIds[1],
+    ]);
+    expect((await store.getPlan(spec.planId))?.decisionRootId).toBe(first.decisionIds[0]);
+  });
+
+  it('replaying the same input leaves one event and returns the same decision ids', async () => {
+    const spec = await createPlan();
+    const input = stateInput(spec.planId, 1, {
+      decisions: [decision(0, 'prompt_definition', null), decision(1, 'strategy_choice', 0)],
+    });
+
+    const first = await store.recordPlanState(input);
+    const afterFirst = await everything(spec.planId);
+    const second = await store.recordPlanState(input);
+
+    expect(second).toEqual(first);
+    expect(await everything(spec.planId)).toEqual(afterFirst);
+    expect((await store.listEvents(spec.planId)).filter((e) => e.seq === 1)).toHaveLength(1);
+    expect(await prisma.decision.count({ where: { planId: spec.planId } })).toBe(2);
+  });
+
+  it('keeps sequence numbers exactly 0..N-1 over a whole plan life', async () => {
+    const spec = await createPlan({ automationLevel: 'FULL_AUTOMATION' });
+    const steps: Partial<RecordPlanStateInput>[] = [
+      { event: 'PHASE_STARTED', decisions: [decision(0, 'prompt_definition', null)] },
+      { event: 'PHASE_COMPLETED', state: 'COMPLETE', decisions: [decision(1, 'strategy_choice', 0)] },
+      { event: 'PHASE_STARTED', phase: 'EXECUTE', state: 'PROCESSING' },
+      {
+        event: 'PHASE_FAILED',
+        phase: 'EXECUTE',
+        state: 'ERRORED',
+        error: {
+          type: 'ActorError',
+          message: 'boom',
+          details: 'stack',
+          at: new Date(clock + 500).toISOString(),
+        },
+        decisions: [decision(2, 'error_recovery', 1, { phase: 'EXECUTE' })],
+      },
+      {
+        event: 'PHASE_RETRIED',
+        phase: 'EXECUTE',
+        state: 'PROCESSING',
+        actor: 'bob',
+        decisions: [decision(3, 'user_intervention', 2, { phase: 'EXECUTE', actor: 'bob' })],
+      },
+      {
+        event: 'PHASE_COMPLETED',
+        phase: 'EXECUTE',
+        state: 'COMPLETE',
+        decisions: [
+          decision(4, 'implementation_choice', 1, { phase: 'EXECUTE' }),
+          decision(5, 'resource_selection', 4),
+        ],
+      },
+      { event: 'PHASE_STARTED', phase: 'APPLY', state: 'PROCESSING' },
+      { event: 'PLAN_APPLIED', phase: 'APPLIED', state: 'COMPLETE' },
+    ];
+    let eventSeq = 1;
+    for (const step of steps) {
+      const input = stateInput(spec.planId, eventSeq++, step);
+      await store.recordPlanState(input);
+      // Retried activities are the normal case, not the exception.
+      await store.recordPlanState(input);
+    }
+
+    expect((await store.listEvents(spec.planId)).map((e) => e.seq)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect((await store.listDecisions(spec.planId)).map((d) => d.seq)).toEqual([0, 1, 2, 3, 4, 5]);
+    const plan = await store.getPlan(spec.planId);
+    expect(plan).toMatchObject({ phase: 'APPLIED', state: 'COMPLETE', error: null });
+  });
+
+  it('writes the error fields and clears them with a null error', async () => {
+    const spec = await createPlan();
+    const error = { type: 'ActorError', message: 'model timed out', details: null, at: nextTime() };
+    await store.recordPlanState(
+      stateInput(spec.planId, 1, { event: 'PHASE_FAILED', state: 'ERRORED', error }),
+    );
+    expect((await store.getPlan(spec.planId))?.error).toEqual(error);
+
+    await store.recordPlanState(stateInput(spec.planId, 2, { event: 'PHASE_RETRIED', state: 'PROCESSING' }));
+    expect(await store.getPlan(spec.planId)).toMatchObject({ state: 'PROCESSING', error: null });
+  });
+
+  it('does not roll the plan row back when an older event arrives after a newer one', async () => {
+    const spec = await createPlan();
+    const older = stateInput(spec.planId, 1, { state: 'PROCESSING' });
+    const newer = stateInput(spec.planId, 2, { event: 'PHASE_COMPLETED', state: 'COMPLETE' });
+    await store.recordPlanState(newer);
+    await store.recordPlanState(older);
+
+    expect((await store.listEvents(spec.planId)).map((e) => e.seq)).toEqual([0, 1, 2]);
+    expect(await store.getPlan(spec.planId)).toMatchObject({ state: 'COMPLETE', updatedAt: newer.at });
+  });
+
+  it('rejects a second prompt_definition root and writes nothing', async () => {
+    const spec = await createPlan();
+    await store.recordPlanState(
+      stateInput(spec.planId, 1, { decisions: [decision(0, 'prompt_definition', null)] }),
+    );
+    const before = await everything(spec.planId);
+
+    const secondRoot = stateInput(spec.planId, 2, {
+      state: 'COMPLETE',
+      decisions: [decision(1, 'strategy_choice', 0), decision(2, 'prompt_definition', null)],
+    });
+    await expect(store.recordPlanState(secondRoot)).rejects.toThrow(DecisionRuleError);
+    // Two roots in one batch are refused the same way.
+    const other = await createPlan();
+    await expect(
+      store.recordPlanState(
+        stateInput(other.planId, 1, {
+          decisions: [decision(0, 'prompt_definition', null), decision(1, 'prompt_definition', null)],
+        }),
+      ),
+    ).rejects.toThrow(/exactly one/);
+
+    expect(await everything(spec.planId)).toEqual(before);
+    expect(await store.listDecisions(other.planId)).toEqual([]);
+    expect((await store.listEvents(other.planId)).map((e) => e.seq)).toEqual([0]);
+  });
+
+  it('rejects a parent that exists only in another plan', async () => {
+    const withTree = await createPlan();
+    await store.recordPlanState(
+      stateInput(withTree.planId, 1, {
+        decisions: [decision(0, 'prompt_definition', null), decision(1, 'strategy_choice', 0)],
+      }),
+    );
+    const spec = await createPlan();
+    await store.recordPlanState(
+      stateInput(spec.planId, 1, { decisions: [decision(0, 'prompt_definition', null)] }),
+    );
+    const before = await everything(spec.planId);
+
+    // Seq 1 exists in the other plan only; it must not resolve there.
+    const err: unknown = await store
+      .recordPlanState(stateInput(spec.planId, 2, { decisions: [decision(2, 'implementation_choice', 1)] }))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DecisionRuleError);
+    expect(err).toMatchObject({ name: 'DecisionRuleError', planId: spec.planId, seq: 2 });
+    expect((err as Error).message).toMatch(/parent 1 not found/);
+    expect(await everything(spec.planId)).toEqual(before);
+  });
+
+  it('rejects a confidence outside 0..1 and writes nothing', async () => {
+    const spec = await createPlan();
+    const before = await everything(spec.planId);
+
+    await expect(
+      store.recordPlanState(
+        stateInput(spec.planId, 1, {
+          decisions: [
+            decision(0, 'prompt_definition', null),
+            decision(1, 'strategy_choice', 0, { confidence: 1.5 }),
+          ],
+        }),
+      ),
+    ).rejects.toThrow(/confidence must be between 0.0 and 1.0/);
+    expect(await everything(spec.planId)).toEqual(before);
+  });
+
+  it('rejects the other structural rules of seed 004', async () => {
+    const spec = await createPlan();
+    await store.recordPlanState(
+      stateInput(spec.planId, 1, { decisions: [decision(0, 'prompt_definition', null)] }),
+    );
+    const before = await everything(spec.planId);
+    const refused = async (decisions: DecisionWrite[]) =>
+      expect(store.recordPlanState(stateInput(spec.planId, 2, { decisions }))).rejects.toThrow(
+        DecisionRuleError,
+      );
+
+    await refused([decision(1, 'strategy_choice', null)]); // non-root without parent
+    await refused([decision(1, 'strategy_choice', 1)]); // parent not before it
+    await refused([decision(0, 'strategy_choice', 0)]); // a reused sequence number
+    await refused([decision(1, 'strategy_choice', 0), decision(1, 'tool_invocation', 0)]); // twice in one batch
+    await refused([decision(-1, 'strategy_choice', null)]); // negative sequence number
+    expect(await everything(spec.planId)).toEqual(before);
+  });
+
+  it('throws PlanNotFoundError for an unknown plan', async () => {
+    const planId = ulid();
+    const err: unknown = await store.recordPlanState(stateInput(planId, 1)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PlanNotFoundError);
+    expect(err).toMatchObject({ name: 'PlanNotFoundError', planId });
+    expect(isTransientStorageError(err)).toBe(false);
+    expect(await store.getPlan(planId)).toBeNull();
+    expect(await store.listEvents(planId)).toEqual([]);
+  });
+});
+
+describe('reading', () => {
+  let first: PlanSpec;
+  let second: PlanSpec;
+  let third: PlanSpec;
+  const action = `local/listing-${Date.now()}`;
+
+  beforeAll(async () => {
+    first = await createPlan({
+      actionName: action,
+      projects: [{ projectName: 'org/alpha', alias: null, readOnly: true }],
+    });
+    second = await createPlan({
+      actionName: action,
+      projects: [
+        { projectName: 'org/beta', alias: null, readOnly: false },
+        { projectName: 'org/alpha', alias: 'a', readOnly: false },
+      ],
+    });
+    third = await createPlan({
+      actionName: action,
+      projects: [{ projectName: 'org/gamma', alias: null, readOnly: false }],
+    });
+    await store.recordPlanState(stateInput(second.planId, 1, { phase: 'STRATEGIZE', state: 'COMPLETE' }));
+    await store.recordPlanState(
+      stateInput(third.planId, 1, { event: 'PLAN_CANCELLED', phase: 'STRATEGIZE', state: 'CANCELLED' }),
+    );
+  });
+
+  const ids = (plans: { planId: string }[]) => plans.map((p) => p.planId);
+
+  it('lists newest first', async () => {
+    expect(ids(await store.listPlans({ actionName: action }))).toEqual([
+      third.planId,
+      second.planId,
+      first.planId,
+    ]);
+    const all = await store.listPlans();
+    expect(all.map((p) => p.createdAt)).toEqual([...all.map((p) => p.createdAt)].sort().reverse());
+  });
+
+  it('filters by state, phase, action, project and limit', async () => {
+    expect(ids(await store.listPlans({ actionName: action, state: 'COMPLETE' }))).toEqual([second.planId]);
+    expect(ids(await store.listPlans({ actionName: action, state: 'QUEUED', phase: 'STRATEGIZE' }))).toEqual([
+      first.planId,
+    ]);
+    expect(await store.listPlans({ actionName: action, phase: 'EXECUTE' })).toEqual([]);
+    expect(ids(await store.listPlans({ projectName: 'org/alpha' }))).toEqual([second.planId, first.planId]);
+    expect(ids(await store.listPlans({ projectName: ' ORG/Gamma ' }))).toEqual([third.planId]);
+    expect(await store.listPlans({ projectName: 'org/nowhere' })).toEqual([]);
+    expect(await store.listPlans({ projectName: 'not a project name' })).toEqual([]);
+    expect(ids(await store.listPlans({ actionName: action, limit: 2 }))).toEqual([
+      third.planId,
+      second.planId,
+    ]);
+    expect(ids(await store.listPlans({ projectName: 'org/alpha', state: 'QUEUED', limit: 5 }))).toEqual([
+      first.planId,
+    ]);
+    expect(await store.listPlans({ limit: 0 })).toEqual([]);
+    await expect(store.listPlans({ limit: -1 })).rejects.toThrow(RangeError);
+  });
+
+  it('returns null and empty lists for an unknown plan', async () => {
+    const planId = ulid();
+    expect(await store.getPlan(planId)).toBeNull();
+    expect(await store.listEvents(planId)).toEqual([]);
+    expect(await store.listDecisions(planId)).toEqual([]);
+  });
+});
+
+describe('the SQLite connection', () => {
+  it('runs in WAL mode with foreign keys and a busy timeout', async () => {
+    const pragma = async (name: string) => {
+      const rows = await prisma.$queryRawUnsafe<Record<string, unknown>[]>(`PRAGMA ${name}`);
+      return Object.values(rows[0] ?? {})[0];
+    };
+    expect(await pragma('journal_mode')).toBe('wal');
+    expect(Number(await pragma('foreign_keys'))).toBe(1);
+    expect(Number(await pragma('busy_timeout'))).toBe(5000);
+  });
+
+  it('shares one client per database file within a process', async () => {
+    const relative = path.relative(path.resolve(__dirname, '..', '..'), path.join(dir, 'agents.db'));
+    const client = sharedPrismaClient(databaseUrl);
+    try {
+      expect(sharedPrismaClient(`file:${relative}`)).toBe(client);
+      expect(await client.plan.count()).toBeGreaterThan(0);
+    } finally {
+      await disconnectSharedPrismaClients();
+    }
+    expect(sharedPrismaClient(databaseUrl)).not.toBe(client);
+    await disconnectSharedPrismaClients();
+  });
+
+  it('reports a write blocked by another process as transient, and the retry succeeds', async () => {
+    const spec = await createPlan();
+    const impatient = createPrismaClient(databaseUrl, { busyTimeoutMs: 50 });
+    const other = new Database(path.join(dir, 'agents.db'));
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const input = stateInput(spec.planId, 1, { decisions: [decision(0, 'prompt_definition', null)] });
+      const err: unknown = await createPlanStore(impatient)
+        .recordPlanState(input)
+        .catch((e: unknown) => e);
+      // SQLITE_BUSY after the busy timeout, as Prisma reports it (P2010 with the driver's code in meta).
+      expect(err).toMatchObject({ meta: { driverAdapterError: { cause: { originalCode: 'SQLITE_BUSY' } } } });
+      expect(isTransientStorageError(err)).toBe(true);
+      other.exec('ROLLBACK');
+
+      const { decisionIds } = await createPlanStore(impatient).recordPlanState(input);
+      expect(Object.keys(decisionIds)).toEqual(['0']);
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+      await impatient.$disconnect();
+    }
+  });
+});

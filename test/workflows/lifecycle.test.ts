@@ -1,0 +1,315 @@
+/**
+ * End to end through a real Temporal dev server, the real activities and a real SQLite database.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { planWorkflowId } from '../../domain/ids';
+import type { PlanSnapshot } from '../../domain/plan';
+import type { RunPhaseInput, RunPhaseResult } from '../../activities/contracts';
+import { runBuiltinPhase } from '../../activities/phases';
+import { getPlanQuery } from '../../workflows/definitions';
+import { createHarness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await createHarness();
+});
+
+afterAll(async () => {
+  await h?.teardown();
+});
+
+const newPlan = (automationLevel: PlanSnapshot['automationLevel']) =>
+  h.client.create({
+    actionName: 'local/example',
+    projects: ['local/demo'],
+    automationLevel,
+    arguments: { greeting: 'hello' },
+    argumentsOrder: ['greeting'],
+    createdBy: 'tester',
+  });
+
+async function searchAttributes(planId: string): Promise<Record<string, unknown>> {
+  const description = await h.env.client.workflow.getHandle(planWorkflowId(planId)).describe();
+  return Object.fromEntries(description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value]));
+}
+
+async function expectConsistentHistory(planId: string): Promise<void> {
+  const events = await h.plans.listEvents(planId);
+  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
+  const decisions = await h.plans.listDecisions(planId);
+  expect(decisions.map((d) => d.seq)).toEqual(decisions.map((_, i) => i));
+  expect(decisions.filter((d) => d.type === 'prompt_definition')).toHaveLength(1);
+}
+
+describe('FULL_AUTOMATION', () => {
+  it('runs through every phase to APPLIED without stopping', async () => {
+    const created = await newPlan('FULL_AUTOMATION');
+    const result = await h.withWorker(() =>
+      h.env.client.workflow.getHandle(created.workflowId).result(),
+    );
+    expect(result).toEqual({ planId: created.planId, phase: 'APPLIED', decisionCount: 4 });
+
+    const plan = await h.plans.getPlan(created.planId);
+    expect(plan).toMatchObject({ phase: 'APPLIED', state: 'COMPLETE', error: null, actionName: 'local/example' });
+
+    const events = await h.plans.listEvents(created.planId);
+    expect(events.map((e) => `${e.type}:${e.phase}:${e.state}`)).toEqual([
+      'PLAN_CREATED:STRATEGIZE:QUEUED',
+      'PHASE_STARTED:STRATEGIZE:PROCESSING',
+      'PHASE_COMPLETED:STRATEGIZE:COMPLETE',
+      'PHASE_ADVANCED:EXECUTE:QUEUED',
+      'PHASE_STARTED:EXECUTE:PROCESSING',
+      'PHASE_COMPLETED:EXECUTE:COMPLETE',
+      'PHASE_ADVANCED:APPLY:QUEUED',
+      'PHASE_STARTED:APPLY:PROCESSING',
+      'PHASE_COMPLETED:APPLY:COMPLETE',
+      'PHASE_ADVANCED:APPLIED:COMPLETE',
+      'PLAN_APPLIED:APPLIED:COMPLETE',
+    ]);
+    await expectConsistentHistory(created.planId);
+
+    // The tree grows one level per phase under the prompt.
+    const decisions = await h.plans.listDecisions(created.planId);
+    expect(decisions.map((d) => d.type)).toEqual([
+      'prompt_definition',
+      'strategy_choice',
+      'implementation_choice',
+      'tool_invocation',
+    ]);
+    expect(decisions[0]?.parentDecisionId).toBeNull();
+    for (let i = 1; i < decisions.length; i++) {
+      expect(decisions[i]?.parentDecisionId).toBe(decisions[i - 1]?.decisionId);
+    }
+    expect(plan?.decisionRootId).toBe(decisions[0]?.decisionId);
+
+    expect(await searchAttributes(created.planId)).toMatchObject({
+      PlanPhase: 'APPLIED',
+      PlanState: 'COMPLETE',
+      PlanAction: 'local/example',
+      PlanAutomation: 'FULL_AUTOMATION',
+      PlanAwaitingInput: false,
+    });
+    const memo = (await h.env.client.workflow.getHandle(created.workflowId).describe()).memo;
+    expect(memo).toEqual({ planName: 'example on local/demo' });
+  });
+});
+
+describe('REVIEW_BEFORE_APPLY', () => {
+  it('runs Strategize and Execute, then waits for approval before Apply', async () => {
+    const created = await newPlan('REVIEW_BEFORE_APPLY');
+    await h.withWorker(async () => {
+      const waiting = await h.client.waitForInput(created.planId);
+      expect(waiting).toMatchObject({ phase: 'EXECUTE', state: 'COMPLETE', awaitingApproval: true });
+      expect(await searchAttributes(created.planId)).toMatchObject({ PlanPhase: 'EXECUTE', PlanAwaitingInput: true });
+      // The Web UI's own query language finds it too.
+      const listed: string[] = [];
+      for await (const wf of h.env.client.workflow.list({
+        query: `PlanAwaitingInput = true AND PlanPhase = "EXECUTE" AND WorkflowId = "${created.workflowId}"`,
+      })) {
+        listed.push(wf.workflowId);
+      }
+      expect(listed).toEqual([created.workflowId]);
+
+      const advanced = await h.client.advance(created.planId, { by: 'reviewer', reason: 'looks right' });
+      expect(advanced.phase).toBe('APPLY');
+      await h.env.client.workflow.getHandle(created.workflowId).result();
+    });
+    const decisions = await h.plans.listDecisions(created.planId);
+    const interventions = decisions.filter((d) => d.type === 'user_intervention');
+    expect(interventions).toHaveLength(1);
+    expect(interventions[0]).toMatchObject({ actor: 'reviewer', rationale: 'looks right', chosenOption: 'Advance to APPLY' });
+    expect((await h.plans.getPlan(created.planId))?.phase).toBe('APPLIED');
+    await expectConsistentHistory(created.planId);
+  });
+});
+
+describe('MANUAL through the CLI', () => {
+  it('waits at every gate and reaches APPLIED by `agents plan advance`', async () => {
+    await h.withWorker(async () => {
+      const use = await h.cli('plan', 'use', 'local/example', '--project', 'local/demo', '--automation', 'manual', '--arg', 'who=world', '--format', 'json');
+      expect(use.stderr).toBe('');
+      expect(use.code).toBe(0);
+      const planId = (JSON.parse(use.stdout) as { plan_id: string }).plan_id;
+
+      for (const [from, to] of [
+        ['STRATEGIZE', 'EXECUTE'],
+        ['EXECUTE', 'APPLY'],
+        ['APPLY', 'APPLIED'],
+      ] as const) {
+        const wait = await h.cli('plan', 'wait', planId, '--format', 'json');
+        expect(wait.code).toBe(0);
+        expect(JSON.parse(wait.stdout)).toMatchObject({ phase: from, state: 'COMPLETE', awaiting_approval: true });
+        const advance = await h.cli('plan', 'advance', planId, '--expect', from.toLowerCase(), '--format', 'json');
+        expect(advance.stderr).toBe('');
+        expect(advance.code).toBe(0);
+        expect(JSON.parse(advance.stdout)).toMatchObject({ phase: to });
+      }
+
+      await h.env.client.workflow.getHandle(planWorkflowId(planId)).result();
+      const show = await h.cli('plan', 'show', planId, '--format', 'json');
+      expect(JSON.parse(show.stdout)).toMatchObject({
+        plan_id: planId,
+        phase: 'APPLIED',
+        state: 'COMPLETE',
+        automation_level: 'MANUAL',
+        arguments: { who: 'world' },
+      });
+      const list = await h.cli('plan', 'list', '--phase', 'applied', '--format', 'plain');
+      expect(list.code).toBe(0);
+      expect(list.stdout).toContain(`${planId}\t`);
+
+      const decisions = await h.plans.listDecisions(planId);
+      expect(decisions.filter((d) => d.type === 'user_intervention').map((d) => d.actor)).toEqual([
+        'tester',
+        'tester',
+        'tester',
+      ]);
+      await expectConsistentHistory(planId);
+    });
+  });
+});
+
+describe('refusals', () => {
+  it('refuses an advance in the wrong phase or state and changes nothing', async () => {
+    await h.withWorker(async () => {
+      const created = await newPlan('MANUAL');
+      await h.client.waitForInput(created.planId);
+      const eventsBefore = await h.plans.listEvents(created.planId);
+
+      const stale = await h.cli('plan', 'advance', created.planId, '--expect', 'execute');
+      expect(stale.code).toBe(4);
+      expect(stale.stderr).toBe(
+        `error: cannot advance plan ${created.planId}: the plan is in STRATEGIZE, not in EXECUTE\n`,
+      );
+      expect(stale.stdout).toBe('');
+      expect(await h.plans.listEvents(created.planId)).toEqual(eventsBefore);
+      const live = await h.env.client.workflow.getHandle(created.workflowId).query(getPlanQuery);
+      expect(live).toMatchObject({ phase: 'STRATEGIZE', state: 'COMPLETE', awaitingApproval: true });
+
+      await h.client.cancel(created.planId);
+    });
+  });
+
+  it('refuses to advance a plan that runs by itself or has finished', async () => {
+    const created = await newPlan('FULL_AUTOMATION');
+    await h.withWorker(() => h.env.client.workflow.getHandle(created.workflowId).result());
+    const eventsBefore = await h.plans.listEvents(created.planId);
+    const finished = await h.cli('plan', 'advance', created.planId);
+    expect(finished.code).toBe(4);
+    expect(finished.stderr).toBe(
+      `error: cannot advance plan ${created.planId}: the plan has finished (APPLIED, COMPLETE)\n`,
+    );
+    expect(await h.plans.listEvents(created.planId)).toEqual(eventsBefore);
+  });
+
+  it('gives one-line errors and distinct exit codes for bad input', async () => {
+    const unknown = await h.cli('plan', 'advance', '01KB0F5ZQ3S5G9X2N6W8Y4T7RA');
+    expect(unknown).toEqual({ code: 3, stdout: '', stderr: 'error: no plan with id 01KB0F5ZQ3S5G9X2N6W8Y4T7RA\n' });
+
+    const malformed = await h.cli('plan', 'show', 'not-a-plan');
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toMatch(/^error: "not-a-plan" is not a plan id/);
+
+    const plansBefore = await h.plans.listPlans();
+    const automation = await h.cli('plan', 'use', 'local/example', '--project', 'local/demo', '--automation', 'sometimes');
+    expect(automation.code).toBe(2);
+    expect(automation.stderr).toMatch(/option '-a, --automation <level>' argument 'sometimes' is invalid. must be one of manual, review, full./);
+
+    const arg = await h.cli('plan', 'use', 'local/example', '--project', 'local/demo', '--arg', 'novalue');
+    expect(arg).toMatchObject({ code: 2, stderr: 'error: --arg "novalue" must have the form key=value\n' });
+
+    const action = await h.cli('plan', 'use', 'example', '--project', 'local/demo');
+    expect(action.code).toBe(2);
+    expect(action.stderr).toMatch(/actionName: must look like namespace\/name/);
+
+    const format = await h.cli('plan', 'list', '--format', 'xml');
+    expect(format.code).toBe(2);
+    expect(format.stderr).toMatch(/Allowed choices are json, yaml, plain, table, rich/);
+
+    expect(await h.plans.listPlans()).toEqual(plansBefore);
+  });
+});
+
+describe('cancellation', () => {
+  it('ends a waiting plan CANCELLED and records it', async () => {
+    await h.withWorker(async () => {
+      const created = await newPlan('MANUAL');
+      await h.client.waitForInput(created.planId);
+      const cancel = await h.cli('plan', 'cancel', created.planId, '--format', 'json');
+      expect(cancel.code).toBe(0);
+      expect(JSON.parse(cancel.stdout)).toMatchObject({ phase: 'STRATEGIZE', state: 'CANCELLED' });
+
+      const description = await h.env.client.workflow.getHandle(created.workflowId).describe();
+      expect(description.status.name).toBe('CANCELLED');
+      const events = await h.plans.listEvents(created.planId);
+      expect(events.at(-1)).toMatchObject({ type: 'PLAN_CANCELLED', state: 'CANCELLED' });
+      expect(await searchAttributes(created.planId)).toMatchObject({ PlanState: 'CANCELLED', PlanAwaitingInput: false });
+
+      const again = await h.cli('plan', 'cancel', created.planId);
+      expect(again.code).toBe(4);
+      expect(again.stderr).toMatch(/the plan has finished \(STRATEGIZE, CANCELLED\)/);
+      await expectConsistentHistory(created.planId);
+    });
+  });
+});
+
+describe('durability', () => {
+  it('lets a new worker finish a plan whose worker stopped while it waited', async () => {
+    const created = await newPlan('MANUAL');
+    await h.withWorker(() => h.client.waitForInput(created.planId));
+    // No worker now: the plan's state lives in Temporal, not in the stopped process.
+    await h.withWorker(async () => {
+      for (const phase of ['STRATEGIZE', 'EXECUTE', 'APPLY'] as const) {
+        const waiting = await h.client.waitForInput(created.planId);
+        expect(waiting).toMatchObject({ phase, awaitingApproval: true });
+        await h.client.advance(created.planId, { by: 'tester', expectedPhase: phase });
+      }
+      await h.env.client.workflow.getHandle(created.workflowId).result();
+    });
+    expect(await h.plans.getPlan(created.planId)).toMatchObject({ phase: 'APPLIED', state: 'COMPLETE' });
+    await expectConsistentHistory(created.planId);
+  });
+});
+
+describe('phase failure', () => {
+  it('parks a failing phase ERRORED with its error, and `plan retry` resumes it', async () => {
+    let failures = 0;
+    const runPhase = async (input: RunPhaseInput): Promise<RunPhaseResult> => {
+      if (input.phase === 'EXECUTE' && input.attempt === 1) {
+        failures++;
+        throw ApplicationFailure.nonRetryable('the sandbox could not be created', 'PhaseFailed');
+      }
+      return runBuiltinPhase(input);
+    };
+    await h.withWorker(
+      async () => {
+        const created = await newPlan('FULL_AUTOMATION');
+        const errored = await h.client.waitForInput(created.planId);
+        expect(errored).toMatchObject({ phase: 'EXECUTE', state: 'ERRORED' });
+        expect(errored.error).toMatchObject({ type: 'PhaseFailed', message: 'the sandbox could not be created' });
+        expect(await h.plans.getPlan(created.planId)).toMatchObject({
+          state: 'ERRORED',
+          error: { type: 'PhaseFailed', message: 'the sandbox could not be created' },
+        });
+        expect(await searchAttributes(created.planId)).toMatchObject({ PlanPhase: 'EXECUTE', PlanState: 'ERRORED' });
+
+        const advance = await h.cli('plan', 'advance', created.planId);
+        expect(advance.code).toBe(4);
+        expect(advance.stderr).toMatch(/EXECUTE is ERRORED; a plan moves to APPLY only when its state is COMPLETE/);
+
+        const retry = await h.cli('plan', 'retry', created.planId, '--reason', 'sandbox disk freed');
+        expect(retry.code).toBe(0);
+        await h.env.client.workflow.getHandle(created.workflowId).result();
+        expect(await h.plans.getPlan(created.planId)).toMatchObject({ phase: 'APPLIED', state: 'COMPLETE', error: null });
+        const types = (await h.plans.listEvents(created.planId)).map((e) => e.type);
+        expect(types).toContain('PHASE_FAILED');
+        expect(types).toContain('PHASE_RETRIED');
+        await expectConsistentHistory(created.planId);
+      },
+      { runPhase },
+    );
+    expect(failures).toBe(1);
+  });
+});

@@ -1,0 +1,84 @@
+/**
+ * Every message the plan workflow understands, its task queue, its search attributes and its error types.
+ * The client, the CLI, the worker and the tests import these same objects, so names cannot drift apart.
+ */
+// @temporalio/common is the workflow SDK's own deterministic base; the workflow package does not re-export
+// defineSearchAttributeKey, so this one import comes from there.
+import { defineSearchAttributeKey } from '@temporalio/common';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Phase } from '../domain/lifecycle';
+import type { PlanSnapshot, PlanSpec } from '../domain/plan';
+
+export const TASK_QUEUE = 'cleveragents-plans';
+
+export type PlanWorkflowInput = PlanSpec;
+
+export interface PlanWorkflowResult {
+  planId: string;
+  phase: Phase;
+  decisionCount: number;
+}
+
+export interface AdvancePlanRequest {
+  /** Who approves the transition; recorded as a `user_intervention` decision and in the plan's events. */
+  by: string;
+  reason?: string;
+  /** The phase the caller believes the plan is in; a mismatch is refused rather than skipping a gate. */
+  expectedPhase?: Phase;
+}
+
+export interface RetryPhaseRequest {
+  by: string;
+  reason?: string;
+}
+
+export interface AddNoteRequest {
+  by: string;
+  text: string;
+}
+
+export const advancePlanUpdate = defineUpdate<PlanSnapshot, [AdvancePlanRequest]>('advancePlan');
+export const retryPhaseUpdate = defineUpdate<PlanSnapshot, [RetryPhaseRequest]>('retryPhase');
+export const getPlanQuery = defineQuery<PlanSnapshot>('getPlan');
+/** Fire-and-forget: a note from a person, written to the plan's events; nothing can refuse it. */
+export const addNoteSignal = defineSignal<[AddNoteRequest]>('addNote');
+
+/** Search attributes: the Web UI and `temporal workflow list --query` filter plans by these. */
+export const PlanPhaseKey = defineSearchAttributeKey('PlanPhase', 'KEYWORD');
+export const PlanStateKey = defineSearchAttributeKey('PlanState', 'KEYWORD');
+export const PlanActionKey = defineSearchAttributeKey('PlanAction', 'KEYWORD');
+export const PlanAutomationKey = defineSearchAttributeKey('PlanAutomation', 'KEYWORD');
+export const PlanAwaitingInputKey = defineSearchAttributeKey('PlanAwaitingInput', 'BOOL');
+
+/** `--search-attribute` arguments for `temporal server start-dev`, derived from the keys above. */
+export const SEARCH_ATTRIBUTE_DEFINITIONS: ReadonlyArray<{ name: string; type: 'Keyword' | 'Bool' }> = [
+  { name: PlanPhaseKey.name, type: 'Keyword' },
+  { name: PlanStateKey.name, type: 'Keyword' },
+  { name: PlanActionKey.name, type: 'Keyword' },
+  { name: PlanAutomationKey.name, type: 'Keyword' },
+  { name: PlanAwaitingInputKey.name, type: 'Bool' },
+];
+
+/** The memo key holding the plan's human name, shown in the Web UI. */
+export const PLAN_NAME_MEMO = 'planName';
+
+/**
+ * One union of failure types. Every ApplicationFailure the engine raises uses one of these; the non-retryable
+ * ones are bad input or rule violations that a retry cannot fix.
+ */
+export const ERROR_TYPES = {
+  InvalidInput: 'InvalidInput',
+  IllegalTransition: 'IllegalTransition',
+  DecisionRuleViolated: 'DecisionRuleViolated',
+  PlanNotFound: 'PlanNotFound',
+  PhaseFailed: 'PhaseFailed',
+  StorageUnavailable: 'StorageUnavailable',
+} as const;
+export type ErrorType = (typeof ERROR_TYPES)[keyof typeof ERROR_TYPES];
+
+export const NON_RETRYABLE_ERROR_TYPES: ErrorType[] = [
+  ERROR_TYPES.InvalidInput,
+  ERROR_TYPES.IllegalTransition,
+  ERROR_TYPES.DecisionRuleViolated,
+  ERROR_TYPES.PlanNotFound,
+];

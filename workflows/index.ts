@@ -1,0 +1,2 @@
+/** The worker bundles this module: every workflow type the engine registers is exported here. */
+export { planWorkflow } from './plan';

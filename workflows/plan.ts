@@ -1,0 +1,321 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  allHandlersFinished,
+  condition,
+  isCancellation,
+  log,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { PlanActivities } from '../activities';
+import type { PlanEventType, RecordPlanStateInput } from '../activities/contracts';
+import type { DecisionDraft } from '../domain/decision';
+import { promptDefinitionDraft, userInterventionDraft } from '../domain/decision';
+import type { Phase, ProcessingState, WorkPhase } from '../domain/lifecycle';
+import { canAdvance, canRetry, canTransition, requiresApproval } from '../domain/lifecycle';
+import type { PlanError, PlanSnapshot } from '../domain/plan';
+import { initialSnapshot } from '../domain/plan';
+import {
+  ERROR_TYPES,
+  NON_RETRYABLE_ERROR_TYPES,
+  PlanActionKey,
+  PlanAutomationKey,
+  PlanAwaitingInputKey,
+  PlanPhaseKey,
+  PlanStateKey,
+  addNoteSignal,
+  advancePlanUpdate,
+  getPlanQuery,
+  retryPhaseUpdate,
+} from './definitions';
+import type {
+  AddNoteRequest,
+  AdvancePlanRequest,
+  PlanWorkflowInput,
+  PlanWorkflowResult,
+  RetryPhaseRequest,
+} from './definitions';
+
+/** Recording must eventually succeed: storage hiccups retry without limit, rule violations do not retry. */
+const { recordPlanCreated, recordPlanState } = proxyActivities<PlanActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds', nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES },
+});
+
+/** Phase work retries a few times on its own; after that the phase is ERRORED and a person decides. */
+const { runPhase } = proxyActivities<PlanActivities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES },
+});
+
+const WORK_PHASES: readonly WorkPhase[] = ['STRATEGIZE', 'EXECUTE', 'APPLY'];
+const WORKFLOW_ACTOR = 'workflow';
+
+/** Workflow time is replayed from history, so this is deterministic. */
+function now(): string {
+  return new Date().toISOString();
+}
+
+export async function planWorkflow(spec: PlanWorkflowInput): Promise<PlanWorkflowResult> {
+  const plan: PlanSnapshot = initialSnapshot(spec, workflowInfo().workflowId);
+
+  // Sequence numbers are allocated here, in deterministic workflow code, and handed to activities: a retried
+  // activity carries the same numbers and storage ignores a row it already has.
+  let eventSeq = 0;
+  let decisionSeq = 0;
+  const allocateDecisions = (count: number): number => {
+    const first = decisionSeq;
+    decisionSeq += count;
+    return first;
+  };
+
+  let approval: AdvancePlanRequest | null = null;
+  let retry: RetryPhaseRequest | null = null;
+  const notes: AddNoteRequest[] = [];
+  /** Where the next phase's decisions hang: the last decision of the phase before. */
+  let parentDecisionSeq = 0;
+
+  // Results are serialised as soon as a handler returns, so a shallow copy cannot be mutated afterwards.
+  const snapshot = (): PlanSnapshot => ({ ...plan });
+  // A request stays pending until its change is recorded and visible, so while it is being written a second
+  // request is refused as "under way" instead of being applied to a state that is about to change.
+  const pending = <T>(request: T | null): T => {
+    if (request === null) throw new Error('no pending request');
+    return request;
+  };
+
+  setHandler(getPlanQuery, snapshot);
+
+  setHandler(
+    advancePlanUpdate,
+    async (request) => {
+      const from = plan.phase;
+      approval = request;
+      await condition(() => plan.phase !== from || plan.state === 'CANCELLED');
+      return snapshot();
+    },
+    {
+      validator: (request) => {
+        requireActor(request.by);
+        // An approval already accepted but not yet acted on would otherwise let a second advance skip a gate.
+        const verdict = approval === null ? canAdvance(plan, request.expectedPhase) : pendingAdvance(plan.phase);
+        if (!verdict.ok) throw new Error(verdict.reason);
+      },
+    },
+  );
+
+  setHandler(
+    retryPhaseUpdate,
+    async (request) => {
+      retry = request;
+      await condition(() => plan.state !== 'ERRORED');
+      return snapshot();
+    },
+    {
+      validator: (request) => {
+        requireActor(request.by);
+        const verdict = retry === null ? canRetry(plan) : { ok: false as const, reason: 'a retry is already under way' };
+        if (!verdict.ok) throw new Error(verdict.reason);
+      },
+    },
+  );
+
+  setHandler(addNoteSignal, (note) => {
+    notes.push(note);
+  });
+
+  const publish = (): void => {
+    upsertSearchAttributes([
+      { key: PlanPhaseKey, value: plan.phase },
+      { key: PlanStateKey, value: plan.state },
+      { key: PlanActionKey, value: plan.actionName },
+      { key: PlanAutomationKey, value: plan.automationLevel },
+      { key: PlanAwaitingInputKey, value: plan.awaitingApproval },
+    ]);
+  };
+
+  /**
+   * Every state change goes through here. It is written first and shown second: once a query, an update's
+   * result or a search attribute shows a state, the database already records it.
+   */
+  const change = async (
+    event: PlanEventType,
+    update: { phase?: Phase; state?: ProcessingState; error?: PlanError | null; awaitingApproval?: boolean },
+    options: { actor?: string; message?: string | null; decisions?: DecisionDraft[] } = {},
+  ): Promise<Record<number, string>> => {
+    const next = {
+      phase: update.phase ?? plan.phase,
+      state: update.state ?? plan.state,
+      error: update.error === undefined ? plan.error : update.error,
+      awaitingApproval: update.awaitingApproval ?? plan.awaitingApproval,
+      updatedAt: now(),
+    };
+    const drafts = options.decisions ?? [];
+    const first = allocateDecisions(drafts.length);
+    const input: RecordPlanStateInput = {
+      planId: plan.planId,
+      eventSeq: eventSeq++,
+      at: next.updatedAt,
+      event,
+      phase: next.phase,
+      state: next.state,
+      actor: options.actor ?? WORKFLOW_ACTOR,
+      message: options.message ?? null,
+      error: next.error,
+      decisions: drafts.map((draft, i) => ({ seq: first + i, draft })),
+    };
+    const { decisionIds } = await recordPlanState(input);
+    Object.assign(plan, next, { decisionCount: decisionSeq });
+    publish();
+    return decisionIds;
+  };
+
+  const flushNotes = async (): Promise<void> => {
+    for (const note of notes.splice(0)) {
+      await change('NOTE_ADDED', {}, { actor: note.by, message: note.text });
+    }
+  };
+
+  /** Runs one phase until it is COMPLETE; a failure parks it ERRORED until a person retries it. */
+  const runPhaseToCompletion = async (phase: WorkPhase): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      const isFirstStrategize = phase === 'STRATEGIZE' && attempt === 1;
+      const root = isFirstStrategize ? [promptDefinitionDraft(spec)] : [];
+      const ids = await change('PHASE_STARTED', { state: 'PROCESSING' }, { decisions: root });
+      if (isFirstStrategize) {
+        plan.decisionRootId = ids[0] ?? null;
+      }
+      try {
+        const result = await runPhase({
+          spec,
+          phase,
+          attempt,
+          firstDecisionSeq: decisionSeq,
+          parentDecisionSeq,
+        });
+        if (result.decisions.length > 0) {
+          parentDecisionSeq = decisionSeq + result.decisions.length - 1;
+        }
+        await change(
+          'PHASE_COMPLETED',
+          { state: 'COMPLETE', error: null },
+          { message: result.summary, decisions: result.decisions },
+        );
+        return;
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        const error = describeFailure(err, now());
+        log.warn('phase failed', { planId: plan.planId, phase, attempt, error: error.message });
+        await change('PHASE_FAILED', { state: 'ERRORED', error }, { message: error.message });
+        await condition(() => retry !== null);
+        const request = pending(retry);
+        await change(
+          'PHASE_RETRIED',
+          { state: 'QUEUED', error: null },
+          {
+            actor: request.by,
+            message: request.reason ?? null,
+            decisions: [
+              userInterventionDraft({
+                by: request.by,
+                question: `${phase} failed: retry it?`,
+                chosenOption: `Retry ${phase}`,
+                alternatives: ['Cancel the plan'],
+                reason: request.reason,
+                phase,
+                parentSeq: 0,
+              }),
+            ],
+          },
+        );
+        retry = null;
+      }
+    }
+  };
+
+  /** Moves the plan one phase forward, through a person's approval when the automation level asks for one. */
+  const transition = async (to: Phase): Promise<void> => {
+    const verdict = canTransition(plan, to);
+    if (!verdict.ok) {
+      throw ApplicationFailure.nonRetryable(verdict.reason, ERROR_TYPES.IllegalTransition);
+    }
+    const from = plan.phase;
+    if (!requiresApproval(plan.automationLevel, to)) {
+      await change('PHASE_ADVANCED', { phase: to, state: to === 'APPLIED' ? 'COMPLETE' : 'QUEUED' });
+      return;
+    }
+    await change('AWAITING_APPROVAL', { awaitingApproval: true }, { message: `waiting for approval to enter ${to}` });
+    await condition(() => approval !== null);
+    const request = pending(approval);
+    await change(
+      'PHASE_ADVANCED',
+      { phase: to, state: to === 'APPLIED' ? 'COMPLETE' : 'QUEUED', awaitingApproval: false },
+      {
+        actor: request.by,
+        message: request.reason ?? null,
+        decisions: [
+          userInterventionDraft({
+            by: request.by,
+            question: `Advance from ${from} to ${to}?`,
+            chosenOption: `Advance to ${to}`,
+            alternatives: [`Stay in ${from}`, 'Cancel the plan'],
+            reason: request.reason,
+            phase: from,
+            parentSeq: 0,
+          }),
+        ],
+      },
+    );
+    approval = null;
+  };
+
+  try {
+    publish();
+    await recordPlanCreated({ spec, eventSeq: eventSeq++ });
+    for (const phase of WORK_PHASES) {
+      if (phase !== 'STRATEGIZE') await transition(phase);
+      await flushNotes();
+      await runPhaseToCompletion(phase);
+      await flushNotes();
+    }
+    await transition('APPLIED');
+    await change('PLAN_APPLIED', {}, { message: 'the plan reached APPLIED' });
+    await flushNotes();
+    // Let a caller's update finish with the final snapshot before the run closes.
+    await condition(allHandlersFinished);
+    return { planId: plan.planId, phase: plan.phase, decisionCount: decisionSeq };
+  } catch (err) {
+    if (isCancellation(err)) {
+      // Cancellation interrupts whatever was waiting; the record of it must still be written.
+      await CancellationScope.nonCancellable(() =>
+        change('PLAN_CANCELLED', { state: 'CANCELLED', awaitingApproval: false }, { message: 'the plan was cancelled' }),
+      );
+    }
+    throw err;
+  }
+}
+
+function requireActor(by: string): void {
+  if (typeof by !== 'string' || by.trim() === '') {
+    throw new Error('the request must say who makes it (by)');
+  }
+}
+
+function pendingAdvance(phase: Phase): { ok: false; reason: string } {
+  return { ok: false, reason: `an advance out of ${phase} was already accepted and is under way` };
+}
+
+/** Error metadata for a failed phase, taken from the innermost ApplicationFailure when there is one. */
+function describeFailure(err: unknown, at: string): PlanError {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure) {
+    const details = cause.details && cause.details.length > 0 ? JSON.stringify(cause.details) : null;
+    return { type: cause.type ?? ERROR_TYPES.PhaseFailed, message: cause.message, details, at };
+  }
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return { type: ERROR_TYPES.PhaseFailed, message, details: null, at };
+}
