@@ -1,0 +1,50 @@
+/**
+ * Plans run for days; a worker deployed meanwhile must replay their histories exactly. These histories were
+ * recorded with scripts/record-histories.ts from real runs and are checked in.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { workflowBundle } from '../helpers/harness';
+
+const HISTORY_DIR = path.join(__dirname, '..', 'histories');
+const histories = readdirSync(HISTORY_DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
+
+function* historyIterable() {
+  for (const file of histories) {
+    yield { workflowId: file, history: historyFromJSON(JSON.parse(readFileSync(path.join(HISTORY_DIR, file), 'utf8'))) };
+  }
+}
+
+const quietLogger = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+it('has the recorded histories to replay', () => {
+  expect(histories).toEqual(['full-errored-retried.json', 'manual-applied.json', 'review-cancelled.json']);
+});
+
+it('replays every checked-in history with the current workflow code', async () => {
+  const results: Array<{ workflowId: string; error: unknown }> = [];
+  for await (const result of Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, historyIterable())) {
+    results.push({ workflowId: result.workflowId, error: result.error });
+  }
+  expect(results).toEqual(histories.map((workflowId) => ({ workflowId, error: undefined })));
+});
+
+it('fails to replay them with a deliberately altered workflow', async () => {
+  const altered = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../histories/altered'),
+    logger: quietLogger,
+  });
+  const results: Array<{ workflowId: string; error: unknown }> = [];
+  for await (const result of Worker.runReplayHistories({ workflowBundle: altered }, historyIterable())) {
+    results.push({ workflowId: result.workflowId, error: result.error });
+  }
+  expect(results).toHaveLength(histories.length);
+  for (const result of results) {
+    expect(result.error).toBeInstanceOf(DeterminismViolationError);
+  }
+});
