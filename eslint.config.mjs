@@ -26,16 +26,26 @@ export default tseslint.config(
           patterns: [
             {
               group: ['@temporalio/*', '!@temporalio/workflow', '!@temporalio/common'],
-              message: 'Workflows may import only @temporalio/workflow.',
+              message:
+                'Workflows may import only @temporalio/workflow (and its deterministic base @temporalio/common).',
             },
-            { group: ['node:*', 'fs', 'path', 'crypto', 'os', 'child_process', 'http', 'https', 'net'], message: 'Node APIs are not deterministic.' },
-            { group: ['@prisma/*', '**/storage/**', 'better-sqlite3', 'pino'], message: 'Workflows never touch storage.' },
+            {
+              group: ['node:*', 'fs', 'path', 'crypto', 'os', 'child_process', 'http', 'https', 'net'],
+              message: 'Node APIs are not deterministic.',
+            },
+            {
+              group: ['@prisma/*', '**/storage/**', 'better-sqlite3', 'pino'],
+              message: 'Workflows never touch storage.',
+            },
             {
               group: ['**/activities', '**/activities/**'],
               allowTypeImports: true,
               message: 'Import activities by type only (proxyActivities).',
             },
-            { group: ['**/client/**', '**/worker/**'], message: 'Workflows must not depend on client or worker code.' },
+            {
+              group: ['**/client/**', '**/worker/**'],
+              message: 'Workflows must not depend on client or worker code.',
+            },
           ],
         },
       ],
@@ -43,7 +53,15 @@ export default tseslint.config(
   },
   {
     files: ['**/*.js', '**/*.mjs'],
-    languageOptions: { globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly', console: 'readonly' } },
+    languageOptions: {
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        process: 'readonly',
+        __dirname: 'readonly',
+        console: 'readonly',
+      },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

@@ -28,7 +28,10 @@ function toFailure(err: unknown): unknown {
     return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.PlanNotFound);
   }
   if (isTransientStorageError(err)) {
-    return ApplicationFailure.retryable(err instanceof Error ? err.message : String(err), ERROR_TYPES.StorageUnavailable);
+    return ApplicationFailure.retryable(
+      err instanceof Error ? err.message : String(err),
+      ERROR_TYPES.StorageUnavailable,
+    );
   }
   return err;
 }
@@ -47,7 +50,10 @@ export function createActivities({ plans }: ActivityDependencies) {
       // A workflow started by another client (say `temporal workflow start`) gets the same validation as ours.
       const parsed = planSpecSchema.safeParse(input.spec);
       if (!parsed.success) {
-        throw ApplicationFailure.nonRetryable(`invalid plan: ${describeZodError(parsed.error)}`, ERROR_TYPES.InvalidInput);
+        throw ApplicationFailure.nonRetryable(
+          `invalid plan: ${describeZodError(parsed.error)}`,
+          ERROR_TYPES.InvalidInput,
+        );
       }
       await guarded(() => plans.recordPlanCreated({ ...input, spec: parsed.data }));
     },

@@ -10,7 +10,9 @@ const ACTOR = 'builtin';
 export function runBuiltinPhase(input: RunPhaseInput): RunPhaseResult {
   const { spec, phase, parentDecisionSeq } = input;
   const projects = spec.projects.map((p) => p.projectName).join(', ');
-  const draft = (fields: Omit<DecisionDraft, 'parentSeq' | 'phase' | 'actor' | 'confidence'>): DecisionDraft => ({
+  const draft = (
+    fields: Omit<DecisionDraft, 'parentSeq' | 'phase' | 'actor' | 'confidence'>,
+  ): DecisionDraft => ({
     ...fields,
     confidence: null,
     parentSeq: parentDecisionSeq,
@@ -41,9 +43,11 @@ export function runBuiltinPhase(input: RunPhaseInput): RunPhaseResult {
           draft({
             type: 'implementation_choice',
             question: 'Where should the changes be produced?',
-            chosenOption: 'In a sandbox copy of each writable project, compared against the project afterwards',
+            chosenOption:
+              'In a sandbox copy of each writable project, compared against the project afterwards',
             alternatives: ['Edit the projects in place'],
-            rationale: 'A sandbox keeps the projects untouched until Apply validates and writes the changeset.',
+            rationale:
+              'A sandbox keeps the projects untouched until Apply validates and writes the changeset.',
           }),
         ],
       };
@@ -56,7 +60,8 @@ export function runBuiltinPhase(input: RunPhaseInput): RunPhaseResult {
             question: 'How should the changeset be written?',
             chosenOption: 'Validate every path first, then write each file atomically (temp file + rename)',
             alternatives: ['Write files in place as they are processed'],
-            rationale: 'Validating the whole changeset before the first write means a refusal leaves nothing half-written.',
+            rationale:
+              'Validating the whole changeset before the first write means a refusal leaves nothing half-written.',
           }),
         ],
       };

@@ -146,7 +146,9 @@ export class PlanClient {
   }
 
   async retry(idInput: string, request: RetryPhaseRequest): Promise<PlanSnapshot> {
-    return this.command(idInput, 'retry', (handle) => handle.executeUpdate(retryPhaseUpdate, { args: [request] }));
+    return this.command(idInput, 'retry', (handle) =>
+      handle.executeUpdate(retryPhaseUpdate, { args: [request] }),
+    );
   }
 
   /** Requests cancellation and waits until the workflow has recorded it, so the database says CANCELLED. */
@@ -170,12 +172,16 @@ export class PlanClient {
     for (;;) {
       // Right after creation neither the record nor the first workflow task exists yet: keep polling.
       const view = await this.get(idInput).catch((err: unknown) => {
-        if (err instanceof PlanClientError && err.kind === 'unavailable' && Date.now() < deadline) return undefined;
+        if (err instanceof PlanClientError && err.kind === 'unavailable' && Date.now() < deadline)
+          return undefined;
         throw err;
       });
       if (
         view !== undefined &&
-        (view.awaitingApproval || view.state === 'ERRORED' || isFinished(view) || view.workflowStatus !== 'RUNNING')
+        (view.awaitingApproval ||
+          view.state === 'ERRORED' ||
+          isFinished(view) ||
+          view.workflowStatus !== 'RUNNING')
       ) {
         return view;
       }
@@ -212,7 +218,10 @@ export class PlanClient {
       return await this.temporal.withDeadline(Date.now() + this.commandTimeoutMs, () => run(handle));
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
-        throw new PlanClientError('refused', `cannot ${verb} plan ${planId}: ${err.cause?.message ?? err.message}`);
+        throw new PlanClientError(
+          'refused',
+          `cannot ${verb} plan ${planId}: ${err.cause?.message ?? err.message}`,
+        );
       }
       if (err instanceof WorkflowNotFoundError) {
         throw await this.finishedError(planId, verb, 'COMPLETED');
@@ -274,7 +283,10 @@ export async function connectPlanClient(
 export function parsePlanId(input: string): string {
   const planId = normalizePlanId(input);
   if (planId === undefined) {
-    throw new PlanClientError('usage', `"${input}" is not a plan id (expected a 26-character ULID or plan-<ULID>)`);
+    throw new PlanClientError(
+      'usage',
+      `"${input}" is not a plan id (expected a 26-character ULID or plan-<ULID>)`,
+    );
   }
   return planId;
 }
@@ -313,7 +325,10 @@ function isDeadlineError(err: unknown): boolean {
 function toUnavailable(err: unknown): unknown {
   const code = (err as { code?: unknown } | null)?.code;
   if (code === 14) {
-    return new PlanClientError('unavailable', `the Temporal server is not reachable; start it with npm start`);
+    return new PlanClientError(
+      'unavailable',
+      `the Temporal server is not reachable; start it with npm start`,
+    );
   }
   return err;
 }

@@ -65,4 +65,12 @@ export function planListRow(plan: PlanCliSource): Record<string, unknown> {
   };
 }
 
-export const PLAN_LIST_COLUMNS = ['plan_id', 'name', 'action_name', 'phase', 'state', 'automation_level', 'updated_at'];
+export const PLAN_LIST_COLUMNS = [
+  'plan_id',
+  'name',
+  'action_name',
+  'phase',
+  'state',
+  'automation_level',
+  'updated_at',
+];

@@ -42,7 +42,11 @@ export const planSpecSchema = z
   .superRefine((spec, ctx) => {
     const keys = Object.keys(spec.arguments);
     if (keys.length !== spec.argumentsOrder.length || !keys.every((k) => spec.argumentsOrder.includes(k))) {
-      ctx.addIssue({ code: 'custom', path: ['argumentsOrder'], message: 'must list every argument exactly once' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['argumentsOrder'],
+        message: 'must list every argument exactly once',
+      });
     }
     const names = spec.projects.map((p) => p.projectName);
     const duplicate = names.find((n, i) => names.indexOf(n) !== i);
@@ -55,11 +59,9 @@ export type PlanSpec = z.infer<typeof planSpecSchema>;
 export const phaseSchema = z.enum(PHASES);
 export const processingStateSchema = z.enum(PROCESSING_STATES);
 
-
 /** Formats zod issues as one line: `field: rule; field: rule`. */
 export function describeZodError(error: z.ZodError): string {
   return error.issues
     .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
     .join('; ');
 }
-

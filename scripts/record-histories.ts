@@ -15,7 +15,12 @@ import { ensureTemporalCli } from './temporal-cli';
 
 const OUT_DIR = path.join(__dirname, '..', 'test', 'histories');
 
-async function record(h: Harness, file: string, run: (planId: string) => Promise<void>, level: AutomationLevel) {
+async function record(
+  h: Harness,
+  file: string,
+  run: (planId: string) => Promise<void>,
+  level: AutomationLevel,
+) {
   const created = await h.client.create({
     actionName: 'local/example',
     projects: ['local/demo'],
@@ -44,7 +49,11 @@ async function main(): Promise<void> {
         async (planId) => {
           for (const phase of ['STRATEGIZE', 'EXECUTE', 'APPLY'] as const) {
             await h.client.waitForInput(planId);
-            await h.client.advance(planId, { by: 'recorder', reason: `approve ${phase}`, expectedPhase: phase });
+            await h.client.advance(planId, {
+              by: 'recorder',
+              reason: `approve ${phase}`,
+              expectedPhase: phase,
+            });
           }
         },
         'MANUAL',

@@ -23,7 +23,9 @@ export async function runWorker(
       taskQueue,
       plans: createPlanStore(prisma),
     });
-    console.log(`worker: polling task queue ${taskQueue} on ${config.temporalAddress} (namespace ${config.namespace})`);
+    console.log(
+      `worker: polling task queue ${taskQueue} on ${config.temporalAddress} (namespace ${config.namespace})`,
+    );
     await worker.run();
     console.log('worker: stopped');
   } finally {

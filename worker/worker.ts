@@ -25,6 +25,8 @@ export async function createPlanWorker(options: PlanWorkerOptions): Promise<Work
     namespace: options.namespace,
     taskQueue: options.taskQueue ?? TASK_QUEUE,
     activities,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: WORKFLOWS_PATH }),
   });
 }

@@ -43,13 +43,21 @@ import type {
 /** Recording must eventually succeed: storage hiccups retry without limit, rule violations do not retry. */
 const { recordPlanCreated, recordPlanState } = proxyActivities<PlanActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds', nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES },
+  retry: {
+    initialInterval: '500 milliseconds',
+    maximumInterval: '30 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+  },
 });
 
 /** Phase work retries a few times on its own; after that the phase is ERRORED and a person decides. */
 const { runPhase } = proxyActivities<PlanActivities>({
   startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES },
+  retry: {
+    initialInterval: '1 second',
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+  },
 });
 
 const WORK_PHASES: readonly WorkPhase[] = ['STRATEGIZE', 'EXECUTE', 'APPLY'];
@@ -102,7 +110,8 @@ export async function planWorkflow(spec: PlanWorkflowInput): Promise<PlanWorkflo
       validator: (request) => {
         requireActor(request.by);
         // An approval already accepted but not yet acted on would otherwise let a second advance skip a gate.
-        const verdict = approval === null ? canAdvance(plan, request.expectedPhase) : pendingAdvance(plan.phase);
+        const verdict =
+          approval === null ? canAdvance(plan, request.expectedPhase) : pendingAdvance(plan.phase);
         if (!verdict.ok) throw new Error(verdict.reason);
       },
     },
@@ -118,7 +127,8 @@ export async function planWorkflow(spec: PlanWorkflowInput): Promise<PlanWorkflo
     {
       validator: (request) => {
         requireActor(request.by);
-        const verdict = retry === null ? canRetry(plan) : { ok: false as const, reason: 'a retry is already under way' };
+        const verdict =
+          retry === null ? canRetry(plan) : { ok: false as const, reason: 'a retry is already under way' };
         if (!verdict.ok) throw new Error(verdict.reason);
       },
     },
@@ -248,7 +258,11 @@ export async function planWorkflow(spec: PlanWorkflowInput): Promise<PlanWorkflo
       await change('PHASE_ADVANCED', { phase: to, state: to === 'APPLIED' ? 'COMPLETE' : 'QUEUED' });
       return;
     }
-    await change('AWAITING_APPROVAL', { awaitingApproval: true }, { message: `waiting for approval to enter ${to}` });
+    await change(
+      'AWAITING_APPROVAL',
+      { awaitingApproval: true },
+      { message: `waiting for approval to enter ${to}` },
+    );
     await condition(() => approval !== null);
     const request = pending(approval);
     await change(
@@ -292,7 +306,11 @@ export async function planWorkflow(spec: PlanWorkflowInput): Promise<PlanWorkflo
     if (isCancellation(err)) {
       // Cancellation interrupts whatever was waiting; the record of it must still be written.
       await CancellationScope.nonCancellable(() =>
-        change('PLAN_CANCELLED', { state: 'CANCELLED', awaitingApproval: false }, { message: 'the plan was cancelled' }),
+        change(
+          'PLAN_CANCELLED',
+          { state: 'CANCELLED', awaitingApproval: false },
+          { message: 'the plan was cancelled' },
+        ),
       );
     }
     throw err;

@@ -56,7 +56,9 @@ function parsePositiveInt(value: string): number {
 }
 
 const formatOption = () =>
-  new Option('-f, --format <format>', 'output format').choices(OUTPUT_FORMATS).default('rich' as OutputFormat);
+  new Option('-f, --format <format>', 'output format')
+    .choices(OUTPUT_FORMATS)
+    .default('rich' as OutputFormat);
 
 const byOption = (io: CliIo) =>
   new Option('--by <name>', 'who is acting (recorded in the plan history)').default(
@@ -85,7 +87,8 @@ export function buildProgram(io: CliIo): Command {
       await connected.close();
     }
   };
-  const show = (doc: Record<string, unknown>, format: OutputFormat) => print(renderDocument(doc, format, { color }));
+  const show = (doc: Record<string, unknown>, format: OutputFormat) =>
+    print(renderDocument(doc, format, { color }));
 
   const program = new Command('agents')
     .description('Drive CleverAgents plans: Strategize -> Execute -> Apply -> Applied, on Temporal.')
@@ -131,7 +134,11 @@ export function buildProgram(io: CliIo): Command {
   plan
     .command('list')
     .description('list plans, newest first')
-    .addOption(new Option('--phase <phase>', `only plans in this phase (${PHASES.join(', ')})`).argParser(parseUpper(PHASES)))
+    .addOption(
+      new Option('--phase <phase>', `only plans in this phase (${PHASES.join(', ')})`).argParser(
+        parseUpper(PHASES),
+      ),
+    )
     .addOption(
       new Option('--state <state>', `only plans in this state (${PROCESSING_STATES.join(', ')})`).argParser(
         parseUpper(PROCESSING_STATES),
@@ -169,9 +176,10 @@ export function buildProgram(io: CliIo): Command {
     .description('approve the move to the next phase of a plan waiting at a gate')
     .argument('<plan-id>', 'plan id (ULID or plan-<ULID>)')
     .addOption(
-      new Option('--expect <phase>', 'refuse unless the plan is in this phase (guards against stale commands)').argParser(
-        parseUpper(PHASES),
-      ),
+      new Option(
+        '--expect <phase>',
+        'refuse unless the plan is in this phase (guards against stale commands)',
+      ).argParser(parseUpper(PHASES)),
     )
     .option('-r, --reason <text>', 'why (recorded as a user_intervention decision)')
     .addOption(byOption(io))
@@ -196,7 +204,10 @@ export function buildProgram(io: CliIo): Command {
     .addOption(formatOption())
     .action(async (id: string, opts) => {
       const snapshot = await withClient((client) =>
-        client.retry(id, { by: opts.by as string, ...(opts.reason === undefined ? {} : { reason: opts.reason as string }) }),
+        client.retry(id, {
+          by: opts.by as string,
+          ...(opts.reason === undefined ? {} : { reason: opts.reason as string }),
+        }),
       );
       show(planCliDict(snapshot), opts.format);
     });

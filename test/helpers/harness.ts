@@ -65,7 +65,10 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
   const env = await createLocalTestEnv();
   // Tests in one file share the server; a task queue of their own keeps stray workflows from other tests apart.
   const taskQueue = `test-${ulid()}`;
-  const client = new PlanClient(env.client, plans, { taskQueue, commandTimeoutMs: options.commandTimeoutMs ?? 20_000 });
+  const client = new PlanClient(env.client, plans, {
+    taskQueue,
+    commandTimeoutMs: options.commandTimeoutMs ?? 20_000,
+  });
   const bundle = await workflowBundle();
 
   const createWorker = (overrides?: Partial<PlanActivities>) =>

@@ -33,11 +33,16 @@ describe('canTransition', () => {
     expect(allowed).toEqual(legal.map(([a, b]) => `${a}->${b}`));
   });
 
-  it.each(PROCESSING_STATES.filter((s) => s !== 'COMPLETE'))('refuses to leave a phase that is %s', (state) => {
-    const verdict = canTransition({ phase: 'EXECUTE', state }, 'APPLY');
-    expect(verdict.ok).toBe(false);
-    expect(!verdict.ok && verdict.reason).toMatch(state === 'CANCELLED' ? /CANCELLED/ : /only when its state is COMPLETE/);
-  });
+  it.each(PROCESSING_STATES.filter((s) => s !== 'COMPLETE'))(
+    'refuses to leave a phase that is %s',
+    (state) => {
+      const verdict = canTransition({ phase: 'EXECUTE', state }, 'APPLY');
+      expect(verdict.ok).toBe(false);
+      expect(!verdict.ok && verdict.reason).toMatch(
+        state === 'CANCELLED' ? /CANCELLED/ : /only when its state is COMPLETE/,
+      );
+    },
+  );
 
   it('explains skipping and going back', () => {
     const skip = canTransition({ phase: 'STRATEGIZE', state: 'COMPLETE' }, 'APPLY');
@@ -91,7 +96,9 @@ describe('canAdvance', () => {
 
   it('refuses while the phase is still running or failed', () => {
     const running = canAdvance({ ...waiting, state: 'PROCESSING', awaitingApproval: false });
-    expect(!running.ok && running.reason).toMatch(/STRATEGIZE is PROCESSING; a plan moves to EXECUTE only when/);
+    expect(!running.ok && running.reason).toMatch(
+      /STRATEGIZE is PROCESSING; a plan moves to EXECUTE only when/,
+    );
     const failed = canAdvance({ ...waiting, state: 'ERRORED', awaitingApproval: false });
     expect(!failed.ok && failed.reason).toMatch(/ERRORED/);
   });

@@ -82,16 +82,28 @@ describe('planSpecSchema', () => {
 
 describe('decision rules', () => {
   it('requires a parentless root and parents for everything else', () => {
-    expect(checkDecisionDraft({ type: 'prompt_definition', parentSeq: null, confidence: null }, 0)).toBeUndefined();
-    expect(checkDecisionDraft({ type: 'prompt_definition', parentSeq: 0, confidence: null }, 1)).toMatch(/root/);
-    expect(checkDecisionDraft({ type: 'strategy_choice', parentSeq: null, confidence: null }, 1)).toMatch(/needs a parent/);
-    expect(checkDecisionDraft({ type: 'strategy_choice', parentSeq: 3, confidence: null }, 2)).toMatch(/before it/);
+    expect(
+      checkDecisionDraft({ type: 'prompt_definition', parentSeq: null, confidence: null }, 0),
+    ).toBeUndefined();
+    expect(checkDecisionDraft({ type: 'prompt_definition', parentSeq: 0, confidence: null }, 1)).toMatch(
+      /root/,
+    );
+    expect(checkDecisionDraft({ type: 'strategy_choice', parentSeq: null, confidence: null }, 1)).toMatch(
+      /needs a parent/,
+    );
+    expect(checkDecisionDraft({ type: 'strategy_choice', parentSeq: 3, confidence: null }, 2)).toMatch(
+      /before it/,
+    );
   });
 
   it('bounds confidence to 0.0-1.0', () => {
     expect(checkDecisionDraft({ type: 'strategy_choice', parentSeq: 0, confidence: 1 }, 1)).toBeUndefined();
-    expect(checkDecisionDraft({ type: 'strategy_choice', parentSeq: 0, confidence: 1.5 }, 1)).toMatch(/between 0.0 and 1.0/);
-    expect(checkDecisionDraft({ type: 'strategy_choice', parentSeq: 0, confidence: Number.NaN }, 1)).toMatch(/between/);
+    expect(checkDecisionDraft({ type: 'strategy_choice', parentSeq: 0, confidence: 1.5 }, 1)).toMatch(
+      /between 0.0 and 1.0/,
+    );
+    expect(checkDecisionDraft({ type: 'strategy_choice', parentSeq: 0, confidence: Number.NaN }, 1)).toMatch(
+      /between/,
+    );
   });
 
   it('states the prompt in the root decision', () => {

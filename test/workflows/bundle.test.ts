@@ -11,7 +11,9 @@ it('bundles the workflows without storage, Node I/O or activity implementations'
   const modules = [...new Set([...code.matchAll(/"(\.\/[^"]+\.[cm]?[jt]s)"/g)].map((m) => m[1] ?? ''))];
   expect(modules).toEqual(expect.arrayContaining(['./workflows/plan.ts', './domain/lifecycle.ts']));
   const forbidden = modules.filter((m) =>
-    /(@prisma|better-sqlite3|storage\/|activities\/(index|phases)|client\/|worker\/|node_modules\/zod\/)/.test(m),
+    /(@prisma|better-sqlite3|storage\/|activities\/(index|phases)|client\/|worker\/|node_modules\/zod\/)/.test(
+      m,
+    ),
   );
   expect(forbidden).toEqual([]);
 });

@@ -32,7 +32,9 @@ const newPlan = (automationLevel: PlanSnapshot['automationLevel']) =>
 
 async function searchAttributes(planId: string): Promise<Record<string, unknown>> {
   const description = await h.env.client.workflow.getHandle(planWorkflowId(planId)).describe();
-  return Object.fromEntries(description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value]));
+  return Object.fromEntries(
+    description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value]),
+  );
 }
 
 async function expectConsistentHistory(planId: string): Promise<void> {
@@ -46,13 +48,16 @@ async function expectConsistentHistory(planId: string): Promise<void> {
 describe('FULL_AUTOMATION', () => {
   it('runs through every phase to APPLIED without stopping', async () => {
     const created = await newPlan('FULL_AUTOMATION');
-    const result = await h.withWorker(() =>
-      h.env.client.workflow.getHandle(created.workflowId).result(),
-    );
+    const result = await h.withWorker(() => h.env.client.workflow.getHandle(created.workflowId).result());
     expect(result).toEqual({ planId: created.planId, phase: 'APPLIED', decisionCount: 4 });
 
     const plan = await h.plans.getPlan(created.planId);
-    expect(plan).toMatchObject({ phase: 'APPLIED', state: 'COMPLETE', error: null, actionName: 'local/example' });
+    expect(plan).toMatchObject({
+      phase: 'APPLIED',
+      state: 'COMPLETE',
+      error: null,
+      actionName: 'local/example',
+    });
 
     const events = await h.plans.listEvents(created.planId);
     expect(events.map((e) => `${e.type}:${e.phase}:${e.state}`)).toEqual([
@@ -102,7 +107,10 @@ describe('REVIEW_BEFORE_APPLY', () => {
     await h.withWorker(async () => {
       const waiting = await h.client.waitForInput(created.planId);
       expect(waiting).toMatchObject({ phase: 'EXECUTE', state: 'COMPLETE', awaitingApproval: true });
-      expect(await searchAttributes(created.planId)).toMatchObject({ PlanPhase: 'EXECUTE', PlanAwaitingInput: true });
+      expect(await searchAttributes(created.planId)).toMatchObject({
+        PlanPhase: 'EXECUTE',
+        PlanAwaitingInput: true,
+      });
       // The Web UI's own query language finds it too.
       const listed: string[] = [];
       for await (const wf of h.env.client.workflow.list({
@@ -119,7 +127,11 @@ describe('REVIEW_BEFORE_APPLY', () => {
     const decisions = await h.plans.listDecisions(created.planId);
     const interventions = decisions.filter((d) => d.type === 'user_intervention');
     expect(interventions).toHaveLength(1);
-    expect(interventions[0]).toMatchObject({ actor: 'reviewer', rationale: 'looks right', chosenOption: 'Advance to APPLY' });
+    expect(interventions[0]).toMatchObject({
+      actor: 'reviewer',
+      rationale: 'looks right',
+      chosenOption: 'Advance to APPLY',
+    });
     expect((await h.plans.getPlan(created.planId))?.phase).toBe('APPLIED');
     await expectConsistentHistory(created.planId);
   });
@@ -128,7 +140,19 @@ describe('REVIEW_BEFORE_APPLY', () => {
 describe('MANUAL through the CLI', () => {
   it('waits at every gate and reaches APPLIED by `agents plan advance`', async () => {
     await h.withWorker(async () => {
-      const use = await h.cli('plan', 'use', 'local/example', '--project', 'local/demo', '--automation', 'manual', '--arg', 'who=world', '--format', 'json');
+      const use = await h.cli(
+        'plan',
+        'use',
+        'local/example',
+        '--project',
+        'local/demo',
+        '--automation',
+        'manual',
+        '--arg',
+        'who=world',
+        '--format',
+        'json',
+      );
       expect(use.stderr).toBe('');
       expect(use.code).toBe(0);
       const planId = (JSON.parse(use.stdout) as { plan_id: string }).plan_id;
@@ -140,8 +164,20 @@ describe('MANUAL through the CLI', () => {
       ] as const) {
         const wait = await h.cli('plan', 'wait', planId, '--format', 'json');
         expect(wait.code).toBe(0);
-        expect(JSON.parse(wait.stdout)).toMatchObject({ phase: from, state: 'COMPLETE', awaiting_approval: true });
-        const advance = await h.cli('plan', 'advance', planId, '--expect', from.toLowerCase(), '--format', 'json');
+        expect(JSON.parse(wait.stdout)).toMatchObject({
+          phase: from,
+          state: 'COMPLETE',
+          awaiting_approval: true,
+        });
+        const advance = await h.cli(
+          'plan',
+          'advance',
+          planId,
+          '--expect',
+          from.toLowerCase(),
+          '--format',
+          'json',
+        );
         expect(advance.stderr).toBe('');
         expect(advance.code).toBe(0);
         expect(JSON.parse(advance.stdout)).toMatchObject({ phase: to });
@@ -206,16 +242,30 @@ describe('refusals', () => {
 
   it('gives one-line errors and distinct exit codes for bad input', async () => {
     const unknown = await h.cli('plan', 'advance', '01KB0F5ZQ3S5G9X2N6W8Y4T7RA');
-    expect(unknown).toEqual({ code: 3, stdout: '', stderr: 'error: no plan with id 01KB0F5ZQ3S5G9X2N6W8Y4T7RA\n' });
+    expect(unknown).toEqual({
+      code: 3,
+      stdout: '',
+      stderr: 'error: no plan with id 01KB0F5ZQ3S5G9X2N6W8Y4T7RA\n',
+    });
 
     const malformed = await h.cli('plan', 'show', 'not-a-plan');
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toMatch(/^error: "not-a-plan" is not a plan id/);
 
     const plansBefore = await h.plans.listPlans();
-    const automation = await h.cli('plan', 'use', 'local/example', '--project', 'local/demo', '--automation', 'sometimes');
+    const automation = await h.cli(
+      'plan',
+      'use',
+      'local/example',
+      '--project',
+      'local/demo',
+      '--automation',
+      'sometimes',
+    );
     expect(automation.code).toBe(2);
-    expect(automation.stderr).toMatch(/option '-a, --automation <level>' argument 'sometimes' is invalid. must be one of manual, review, full./);
+    expect(automation.stderr).toMatch(
+      /option '-a, --automation <level>' argument 'sometimes' is invalid. must be one of manual, review, full./,
+    );
 
     const arg = await h.cli('plan', 'use', 'local/example', '--project', 'local/demo', '--arg', 'novalue');
     expect(arg).toMatchObject({ code: 2, stderr: 'error: --arg "novalue" must have the form key=value\n' });
@@ -245,7 +295,10 @@ describe('cancellation', () => {
       expect(description.status.name).toBe('CANCELLED');
       const events = await h.plans.listEvents(created.planId);
       expect(events.at(-1)).toMatchObject({ type: 'PLAN_CANCELLED', state: 'CANCELLED' });
-      expect(await searchAttributes(created.planId)).toMatchObject({ PlanState: 'CANCELLED', PlanAwaitingInput: false });
+      expect(await searchAttributes(created.planId)).toMatchObject({
+        PlanState: 'CANCELLED',
+        PlanAwaitingInput: false,
+      });
 
       const again = await h.cli('plan', 'cancel', created.planId);
       expect(again.code).toBe(4);
@@ -288,21 +341,33 @@ describe('phase failure', () => {
         const created = await newPlan('FULL_AUTOMATION');
         const errored = await h.client.waitForInput(created.planId);
         expect(errored).toMatchObject({ phase: 'EXECUTE', state: 'ERRORED' });
-        expect(errored.error).toMatchObject({ type: 'PhaseFailed', message: 'the sandbox could not be created' });
+        expect(errored.error).toMatchObject({
+          type: 'PhaseFailed',
+          message: 'the sandbox could not be created',
+        });
         expect(await h.plans.getPlan(created.planId)).toMatchObject({
           state: 'ERRORED',
           error: { type: 'PhaseFailed', message: 'the sandbox could not be created' },
         });
-        expect(await searchAttributes(created.planId)).toMatchObject({ PlanPhase: 'EXECUTE', PlanState: 'ERRORED' });
+        expect(await searchAttributes(created.planId)).toMatchObject({
+          PlanPhase: 'EXECUTE',
+          PlanState: 'ERRORED',
+        });
 
         const advance = await h.cli('plan', 'advance', created.planId);
         expect(advance.code).toBe(4);
-        expect(advance.stderr).toMatch(/EXECUTE is ERRORED; a plan moves to APPLY only when its state is COMPLETE/);
+        expect(advance.stderr).toMatch(
+          /EXECUTE is ERRORED; a plan moves to APPLY only when its state is COMPLETE/,
+        );
 
         const retry = await h.cli('plan', 'retry', created.planId, '--reason', 'sandbox disk freed');
         expect(retry.code).toBe(0);
         await h.env.client.workflow.getHandle(created.workflowId).result();
-        expect(await h.plans.getPlan(created.planId)).toMatchObject({ phase: 'APPLIED', state: 'COMPLETE', error: null });
+        expect(await h.plans.getPlan(created.planId)).toMatchObject({
+          phase: 'APPLIED',
+          state: 'COMPLETE',
+          error: null,
+        });
         const types = (await h.plans.listEvents(created.planId)).map((e) => e.type);
         expect(types).toContain('PHASE_FAILED');
         expect(types).toContain('PHASE_RETRIED');

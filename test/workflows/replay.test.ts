@@ -16,11 +16,21 @@ const histories = readdirSync(HISTORY_DIR)
 
 function* historyIterable() {
   for (const file of histories) {
-    yield { workflowId: file, history: historyFromJSON(JSON.parse(readFileSync(path.join(HISTORY_DIR, file), 'utf8'))) };
+    yield {
+      workflowId: file,
+      history: historyFromJSON(JSON.parse(readFileSync(path.join(HISTORY_DIR, file), 'utf8'))),
+    };
   }
 }
 
-const quietLogger = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
 
 it('has the recorded histories to replay', () => {
   expect(histories).toEqual(['full-errored-retried.json', 'manual-applied.json', 'review-cancelled.json']);
@@ -28,7 +38,10 @@ it('has the recorded histories to replay', () => {
 
 it('replays every checked-in history with the current workflow code', async () => {
   const results: Array<{ workflowId: string; error: unknown }> = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, historyIterable())) {
+  for await (const result of Worker.runReplayHistories(
+    { workflowBundle: await workflowBundle() },
+    historyIterable(),
+  )) {
     results.push({ workflowId: result.workflowId, error: result.error });
   }
   expect(results).toEqual(histories.map((workflowId) => ({ workflowId, error: undefined })));
