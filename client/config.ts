@@ -1,16 +1,12 @@
 import { z } from 'zod';
-import { TASK_QUEUE } from '../workflows/definitions';
-import { describeZodError } from '../domain/schemas';
+import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
 import { PlanClientError } from './errors';
 
 const clientEnvSchema = z.object({
-  TEMPORAL_ADDRESS: z
-    .string()
-    .regex(/^[^:\s]+:\d{1,5}$/, 'must be host:port')
-    .default('127.0.0.1:7233'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-  TEMPORAL_TASK_QUEUE: z.string().min(1).default(TASK_QUEUE),
-  DATABASE_URL: z.string().startsWith('file:', 'must be a file: URL of the SQLite database').optional(),
+  TEMPORAL_ADDRESS: sharedEnvFields.TEMPORAL_ADDRESS,
+  TEMPORAL_NAMESPACE: sharedEnvFields.TEMPORAL_NAMESPACE,
+  TEMPORAL_TASK_QUEUE: sharedEnvFields.TEMPORAL_TASK_QUEUE,
+  DATABASE_URL: sharedEnvFields.DATABASE_URL,
 });
 
 export interface ClientConfig {
@@ -21,9 +17,12 @@ export interface ClientConfig {
 }
 
 export function loadClientConfig(env: NodeJS.ProcessEnv = process.env): ClientConfig {
-  const parsed = clientEnvSchema.safeParse(env);
+  const parsed = clientEnvSchema.safeParse(presentVariables(env));
   if (!parsed.success) {
-    throw new PlanClientError('usage', `invalid configuration: ${describeZodError(parsed.error)}`);
+    throw new PlanClientError(
+      'usage',
+      `invalid configuration: ${describeEnvIssues(parsed.error, env).join('; ')}`,
+    );
   }
   return {
     temporalAddress: parsed.data.TEMPORAL_ADDRESS,

@@ -1,16 +1,13 @@
 import { z } from 'zod';
-import { TASK_QUEUE } from '../workflows/definitions';
-import { describeZodError } from '../domain/schemas';
+import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
+import type { LogLevel } from '../config/env';
 
 const workerEnvSchema = z.object({
-  TEMPORAL_ADDRESS: z
-    .string()
-    .regex(/^[^:\s]+:\d{1,5}$/, 'must be host:port')
-    .default('127.0.0.1:7233'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-  TEMPORAL_TASK_QUEUE: z.string().min(1).default(TASK_QUEUE),
-  DATABASE_URL: z.string().startsWith('file:', 'must be a file: URL of the SQLite database').optional(),
-  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
+  TEMPORAL_ADDRESS: sharedEnvFields.TEMPORAL_ADDRESS,
+  TEMPORAL_NAMESPACE: sharedEnvFields.TEMPORAL_NAMESPACE,
+  TEMPORAL_TASK_QUEUE: sharedEnvFields.TEMPORAL_TASK_QUEUE,
+  DATABASE_URL: sharedEnvFields.DATABASE_URL,
+  LOG_LEVEL: sharedEnvFields.LOG_LEVEL,
 });
 
 export interface WorkerConfig {
@@ -19,7 +16,7 @@ export interface WorkerConfig {
   taskQueue: string;
   /** Undefined means the embedded default database under `.data/`. */
   databaseUrl: string | undefined;
-  logLevel: z.infer<typeof workerEnvSchema>['LOG_LEVEL'];
+  logLevel: LogLevel;
 }
 
 export class ConfigError extends Error {
@@ -28,9 +25,9 @@ export class ConfigError extends Error {
 
 /** Fails fast, naming every bad variable, before anything connects anywhere. */
 export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  const parsed = workerEnvSchema.safeParse(env);
+  const parsed = workerEnvSchema.safeParse(presentVariables(env));
   if (!parsed.success) {
-    throw new ConfigError(`invalid worker configuration: ${describeZodError(parsed.error)}`);
+    throw new ConfigError(`invalid worker configuration: ${describeEnvIssues(parsed.error, env).join('; ')}`);
   }
   return {
     temporalAddress: parsed.data.TEMPORAL_ADDRESS,

@@ -1,4 +1,4 @@
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { disconnectSharedPrismaClients, resolveDatabaseUrl, sharedPrismaClient } from '../storage/prisma';
 import { createPlanStore } from '../storage/plans';
 import { TASK_QUEUE } from '../workflows/definitions';
@@ -11,8 +11,13 @@ import { createPlanWorker } from './worker';
  * after which this resolves and the database and connection are closed in order.
  */
 export async function runWorker(
-  config: Pick<WorkerConfig, 'temporalAddress' | 'namespace' | 'databaseUrl'> & { taskQueue?: string },
+  config: Pick<WorkerConfig, 'temporalAddress' | 'namespace' | 'databaseUrl'> &
+    Partial<Pick<WorkerConfig, 'taskQueue' | 'logLevel'>>,
 ): Promise<void> {
+  if (config.logLevel !== undefined) {
+    // Must precede the first connection: the runtime is created once per process.
+    Runtime.install({ logger: new DefaultLogger(toSdkLevel(config.logLevel)) });
+  }
   const prisma = sharedPrismaClient(resolveDatabaseUrl(config.databaseUrl));
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   try {
@@ -32,6 +37,10 @@ export async function runWorker(
     await connection.close();
     await disconnectSharedPrismaClients();
   }
+}
+
+function toSdkLevel(level: WorkerConfig['logLevel']): 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' {
+  return level.toUpperCase() as Uppercase<typeof level>;
 }
 
 if (require.main === module) {

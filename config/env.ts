@@ -1,0 +1,41 @@
+/**
+ * The environment variables more than one process reads (worker, CLI, `npm start`), each defined once. Every
+ * process composes its own zod schema from these, so a rule or a default cannot differ between them.
+ */
+import { z } from 'zod';
+import { TASK_QUEUE } from '../workflows/definitions';
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const sharedEnvFields = {
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[^:\s]+:\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:7233')
+    .default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default(TASK_QUEUE),
+  /** Undefined means the embedded default database under `.data/` (storage/sqlite.ts resolves it). */
+  DATABASE_URL: z
+    .string()
+    .startsWith('file:', 'must be a file: URL of the SQLite database (the PostgreSQL adapter is future work)')
+    .optional(),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+};
+
+/** `FOO=` in a .env file means "not set", not "set to nothing". */
+export function presentVariables(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '',
+    ),
+  );
+}
+
+/** One problem per bad variable, naming it, the rule, and the value it had. */
+export function describeEnvIssues(error: z.ZodError, env: NodeJS.ProcessEnv): string[] {
+  return error.issues.map((issue) => {
+    const key = issue.path.join('.');
+    return `${key}: ${issue.message} (got ${JSON.stringify(env[key] ?? null)})`;
+  });
+}

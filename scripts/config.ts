@@ -1,0 +1,74 @@
+/**
+ * `npm start` configuration: one schema over the environment, checked before anything is started, so a typo is
+ * reported with every other bad field at once instead of as a failure three steps later.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
+import { DEFAULT_DATABASE_URL } from '../storage/sqlite';
+
+export const REPO_ROOT = path.resolve(__dirname, '..');
+
+/** Value of TEMPORAL_DB_FILE that keeps the dev server's state in memory. */
+export const IN_MEMORY = ':memory:';
+
+const envSchema = z.object({
+  ...sharedEnvFields,
+  TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65_535).default(8233),
+  TEMPORAL_DB_FILE: z.string().default(path.join(REPO_ROOT, '.data', 'temporal.db')),
+  DATABASE_URL: sharedEnvFields.DATABASE_URL.default(DEFAULT_DATABASE_URL),
+  // Read by ensureTemporalCli itself; listed so a bad value is reported with the rest.
+  TEMPORAL_CLI: z.string().optional(),
+});
+
+export interface StartConfig {
+  temporalAddress: string;
+  temporalHost: string;
+  temporalPort: number;
+  namespace: string;
+  uiPort: number;
+  /** Absolute path of the dev server's SQLite file, or null for in-memory. */
+  temporalDbFile: string | null;
+  databaseUrl: string;
+  temporalCli: string | undefined;
+  taskQueue: string;
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): StartConfig {
+  const parsed = envSchema.safeParse(presentVariables(env));
+  if (!parsed.success) {
+    throw new ConfigError(describeEnvIssues(parsed.error, env));
+  }
+  const data = parsed.data;
+  const [host, port] = splitHostPort(data.TEMPORAL_ADDRESS);
+  const problems: string[] = [];
+  if (port < 1 || port > 65_535) problems.push(`TEMPORAL_ADDRESS: port ${port} is out of range`);
+  if (port === data.TEMPORAL_UI_PORT) problems.push('TEMPORAL_UI_PORT: must differ from the gRPC port');
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    temporalAddress: data.TEMPORAL_ADDRESS,
+    temporalHost: host,
+    temporalPort: port,
+    namespace: data.TEMPORAL_NAMESPACE,
+    taskQueue: data.TEMPORAL_TASK_QUEUE,
+    uiPort: data.TEMPORAL_UI_PORT,
+    temporalDbFile:
+      data.TEMPORAL_DB_FILE === IN_MEMORY ? null : path.resolve(REPO_ROOT, data.TEMPORAL_DB_FILE),
+    databaseUrl: data.DATABASE_URL,
+    temporalCli: data.TEMPORAL_CLI,
+    logLevel: data.LOG_LEVEL,
+  };
+}
+
+function splitHostPort(address: string): [string, number] {
+  const i = address.lastIndexOf(':');
+  return [address.slice(0, i), Number(address.slice(i + 1))];
+}
