@@ -16,8 +16,8 @@ export interface PlanError {
   at: string;
 }
 
-/** The live view of a plan that the workflow's query returns and the update handlers answer with. */
-export interface PlanSnapshot {
+/** A plan's durable fields: what the database records and every view of a plan shows. */
+export interface PlanFields {
   planId: string;
   workflowId: string;
   name: string;
@@ -29,14 +29,18 @@ export interface PlanSnapshot {
   argumentsOrder: string[];
   phase: Phase;
   state: ProcessingState;
-  /** True while the workflow waits at a gate for a person's `advance`. */
-  awaitingApproval: boolean;
   error: PlanError | null;
   decisionRootId: string | null;
-  decisionCount: number;
   createdBy: string;
   createdAt: string;
   updatedAt: string;
+}
+
+/** The live view of a plan that the workflow's query returns and the update handlers answer with. */
+export interface PlanSnapshot extends PlanFields {
+  /** True while the workflow waits at a gate for a person's `advance`. */
+  awaitingApproval: boolean;
+  decisionCount: number;
 }
 
 export type CliArgumentError = { ok: false; error: string };

@@ -21,6 +21,8 @@ export const projectLinkSchema = z.object({
 export type ProjectLink = z.infer<typeof projectLinkSchema>;
 
 const argumentValueSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+export const argumentsSchema = z.record(z.string().regex(ARGUMENT_KEY_PATTERN), argumentValueSchema);
+export const automationLevelSchema = z.enum(AUTOMATION_LEVELS);
 
 /**
  * Everything the workflow needs to run a plan, validated once in the client. The plan row and the workflow input
@@ -33,8 +35,8 @@ export const planSpecSchema = z
     actionName: namespacedNameSchema,
     description: z.string().default(''),
     projects: z.array(projectLinkSchema).min(1, 'a plan targets at least one project'),
-    automationLevel: z.enum(AUTOMATION_LEVELS),
-    arguments: z.record(z.string().regex(ARGUMENT_KEY_PATTERN), argumentValueSchema).default({}),
+    automationLevel: automationLevelSchema,
+    arguments: argumentsSchema.default({}),
     argumentsOrder: z.array(z.string()).default([]),
     createdBy: z.string().min(1).default('unknown'),
     createdAt: z.iso.datetime(),

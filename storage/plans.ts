@@ -11,8 +11,9 @@ import type { DecisionWrite, RecordPlanStateInput } from '../activities/contract
 import { checkDecisionDraft, DECISION_TYPES } from '../domain/decision';
 import type { DecisionType } from '../domain/decision';
 import { planWorkflowId } from '../domain/ids';
-import { AUTOMATION_LEVELS } from '../domain/lifecycle';
 import {
+  argumentsSchema,
+  automationLevelSchema,
   namespacedNameSchema,
   phaseSchema,
   processingStateSchema,
@@ -384,8 +385,6 @@ function parseTime(iso: string, what: string): Date {
 
 // Rows are read back through the domain's schemas so a hand-edited or corrupt row fails loudly here instead of
 // reaching the CLI as a value outside its type.
-const automationLevelSchema = z.enum(AUTOMATION_LEVELS);
-const argumentsSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
 const stringListSchema = z.array(z.string());
 const planEventTypeSchema = z.enum(PLAN_EVENT_TYPES);
 const decisionTypeSchema = z.enum(Object.keys(DECISION_TYPES) as [DecisionType, ...DecisionType[]]);

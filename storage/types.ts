@@ -9,27 +9,11 @@ import type {
   RecordPlanStateResult,
 } from '../activities/contracts';
 import type { DecisionType } from '../domain/decision';
-import type { AutomationLevel, Phase, ProcessingState } from '../domain/lifecycle';
-import type { PlanError, ProjectLink } from '../domain/plan';
+import type { Phase, ProcessingState } from '../domain/lifecycle';
+import type { PlanFields } from '../domain/plan';
 
-export interface PlanRecord {
-  planId: string;
-  workflowId: string;
-  name: string;
-  actionName: string;
-  description: string;
-  projects: ProjectLink[];
-  automationLevel: AutomationLevel;
-  arguments: Record<string, string | number | boolean | null>;
-  argumentsOrder: string[];
-  phase: Phase;
-  state: ProcessingState;
-  error: PlanError | null;
-  decisionRootId: string | null;
-  createdBy: string;
-  createdAt: string;
-  updatedAt: string;
-}
+/** The plan row: exactly the durable fields of a plan. */
+export type PlanRecord = PlanFields;
 
 export interface PlanEventRecord {
   planId: string;

@@ -46,7 +46,8 @@ export async function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   return cachedBundle;
 }
 
-const quietLogger = {
+/** For bundling in tests: webpack's progress is noise, its errors are not. */
+export const quietLogger = {
   log: () => undefined,
   trace: () => undefined,
   debug: () => undefined,

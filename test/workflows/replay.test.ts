@@ -7,7 +7,7 @@ import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
-import { workflowBundle } from '../helpers/harness';
+import { quietLogger, workflowBundle } from '../helpers/harness';
 
 const HISTORY_DIR = path.join(__dirname, '..', 'histories');
 const histories = readdirSync(HISTORY_DIR)
@@ -22,15 +22,6 @@ function* historyIterable() {
     };
   }
 }
-
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
 
 it('has the recorded histories to replay', () => {
   expect(histories).toEqual(['full-errored-retried.json', 'manual-applied.json', 'review-cancelled.json']);
