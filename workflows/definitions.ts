@@ -5,7 +5,7 @@
 // @temporalio/common is the workflow SDK's own deterministic base; the workflow package does not re-export
 // defineSearchAttributeKey, so this one import comes from there.
 import { defineSearchAttributeKey } from '@temporalio/common';
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Phase } from '../domain/lifecycle';
 import type { PlanSnapshot, PlanSpec } from '../domain/plan';
 
@@ -32,16 +32,9 @@ export interface RetryPhaseRequest {
   reason?: string;
 }
 
-export interface AddNoteRequest {
-  by: string;
-  text: string;
-}
-
 export const advancePlanUpdate = defineUpdate<PlanSnapshot, [AdvancePlanRequest]>('advancePlan');
 export const retryPhaseUpdate = defineUpdate<PlanSnapshot, [RetryPhaseRequest]>('retryPhase');
 export const getPlanQuery = defineQuery<PlanSnapshot>('getPlan');
-/** Fire-and-forget: a note from a person, written to the plan's events; nothing can refuse it. */
-export const addNoteSignal = defineSignal<[AddNoteRequest]>('addNote');
 
 /** Search attributes: the Web UI and `temporal workflow list --query` filter plans by these. */
 export const PlanPhaseKey = defineSearchAttributeKey('PlanPhase', 'KEYWORD');

@@ -27,13 +27,11 @@ import {
   PlanAwaitingInputKey,
   PlanPhaseKey,
   PlanStateKey,
-  addNoteSignal,
   advancePlanUpdate,
   getPlanQuery,
   retryPhaseUpdate,
 } from './definitions';
 import type {
-  AddNoteRequest,
   AdvancePlanRequest,
   PlanWorkflowInput,
   PlanWorkflowResult,
@@ -83,7 +81,6 @@ export async function planWorkflow(spec: PlanWorkflowInput): Promise<PlanWorkflo
 
   let approval: AdvancePlanRequest | null = null;
   let retry: RetryPhaseRequest | null = null;
-  const notes: AddNoteRequest[] = [];
   /** Where the next phase's decisions hang: the last decision of the phase before. */
   let parentDecisionSeq = 0;
 
@@ -134,10 +131,6 @@ export async function planWorkflow(spec: PlanWorkflowInput): Promise<PlanWorkflo
     },
   );
 
-  setHandler(addNoteSignal, (note) => {
-    notes.push(note);
-  });
-
   const publish = (): void => {
     upsertSearchAttributes([
       { key: PlanPhaseKey, value: plan.phase },
@@ -182,12 +175,6 @@ export async function planWorkflow(spec: PlanWorkflowInput): Promise<PlanWorkflo
     Object.assign(plan, next, { decisionCount: decisionSeq });
     publish();
     return decisionIds;
-  };
-
-  const flushNotes = async (): Promise<void> => {
-    for (const note of notes.splice(0)) {
-      await change('NOTE_ADDED', {}, { actor: note.by, message: note.text });
-    }
   };
 
   /** Runs one phase until it is COMPLETE; a failure parks it ERRORED until a person retries it. */
@@ -292,13 +279,10 @@ export async function planWorkflow(spec: PlanWorkflowInput): Promise<PlanWorkflo
     await recordPlanCreated({ spec, eventSeq: eventSeq++ });
     for (const phase of WORK_PHASES) {
       if (phase !== 'STRATEGIZE') await transition(phase);
-      await flushNotes();
       await runPhaseToCompletion(phase);
-      await flushNotes();
     }
     await transition('APPLIED');
     await change('PLAN_APPLIED', {}, { message: 'the plan reached APPLIED' });
-    await flushNotes();
     // Let a caller's update finish with the final snapshot before the run closes.
     await condition(allHandlersFinished);
     return { planId: plan.planId, phase: plan.phase, decisionCount: decisionSeq };
