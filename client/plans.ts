@@ -6,11 +6,13 @@ import { isFinished } from '../domain/lifecycle';
 import type { AutomationLevel } from '../domain/lifecycle';
 import { initialSnapshot } from '../domain/plan';
 import type { PlanSnapshot } from '../domain/plan';
-import { describeZodError, planSpecSchema } from '../domain/schemas';
 import type { PlanSpec } from '../domain/schemas';
-import { createPlanStore } from '../storage/plans';
-import { sharedPrismaClient, resolveDatabaseUrl } from '../storage/prisma';
-import type { PlanFilter, PlanRecord, PlanStore } from '../storage/types';
+import type { CatalogStore, PlanFilter, PlanRecord, PlanStore } from '../storage/types';
+import { getOrFail, openStores } from './catalog';
+import type { Project } from '../domain/catalog';
+import { checkProjectLinks, parseProjectLinkOption } from '../domain/project-link';
+import { chooseProfileName, resolvePlanSpec } from '../domain/resolve';
+import type { ProjectLink } from '../domain/schemas';
 import {
   PLAN_NAME_MEMO,
   PlanActionKey,
@@ -29,12 +31,17 @@ import { PlanClientError } from './errors';
 
 export interface CreatePlanInput {
   actionName: string;
+  /** Raw `--project name[:alias][:ro]` values. */
   projects: string[];
-  automationLevel: AutomationLevel;
+  /** Explicit level; otherwise the profile's, otherwise the action's default. */
+  automationLevel?: AutomationLevel;
+  /** Explicit profile; otherwise the action's default profile, if any. */
+  profileName?: string;
+  /** Raw `--arg` values, in the order given; typed and defaulted against the action's definitions. */
   arguments: Record<string, string>;
-  argumentsOrder: string[];
   name?: string;
   description?: string;
+  tags?: string[];
   createdBy: string;
 }
 
@@ -63,31 +70,19 @@ export class PlanClient {
   constructor(
     readonly temporal: Client,
     readonly plans: PlanStore,
+    readonly catalog: CatalogStore,
     options: PlanClientOptions = {},
   ) {
     this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
     this.taskQueue = options.taskQueue ?? TASK_QUEUE;
   }
 
-  /** Validates everything first: a plan that cannot run is never started. */
+  /**
+   * Resolves everything before the workflow starts (action, arguments, project links, profile snapshot,
+   * invariants): a plan that cannot run is never started, and the workflow input is the validated spec.
+   */
   async create(input: CreatePlanInput): Promise<PlanSnapshot> {
-    const planId = ulid();
-    const parsed = planSpecSchema.safeParse({
-      planId,
-      name: input.name ?? defaultPlanName(input.actionName, input.projects),
-      actionName: input.actionName,
-      description: input.description ?? '',
-      projects: input.projects.map((projectName) => ({ projectName })),
-      automationLevel: input.automationLevel,
-      arguments: input.arguments,
-      argumentsOrder: input.argumentsOrder,
-      createdBy: input.createdBy,
-      createdAt: new Date().toISOString(),
-    });
-    if (!parsed.success) {
-      throw new PlanClientError('usage', describeZodError(parsed.error));
-    }
-    const spec: PlanSpec = parsed.data;
+    const spec = await this.resolve(input);
     const workflowId = planWorkflowId(spec.planId);
     await this.call(() =>
       this.temporal.workflow.start('planWorkflow', {
@@ -106,6 +101,45 @@ export class PlanClient {
       }),
     );
     return initialSnapshot(spec, workflowId);
+  }
+
+  private async resolve(input: CreatePlanInput): Promise<PlanSpec> {
+    const action = await getOrFail('action', input.actionName, (n) => this.catalog.getAction(n));
+    const parsedLinks: ProjectLink[] = [];
+    for (const option of input.projects) {
+      const parsed = parseProjectLinkOption(option);
+      if (!parsed.ok) throw new PlanClientError('usage', parsed.error);
+      parsedLinks.push(parsed.link);
+    }
+    const linkCheck = checkProjectLinks(parsedLinks);
+    if (!linkCheck.ok) throw new PlanClientError('usage', linkCheck.error);
+    const links = linkCheck.links;
+    const projects = new Map<string, Project>();
+    for (const link of links) {
+      const stored = await getOrFail('project', link.projectName, (n) => this.catalog.getProject(n));
+      projects.set(link.projectName, stored.value);
+    }
+    const profileName = chooseProfileName(input.profileName, action.value);
+    const profile =
+      profileName === null
+        ? null
+        : (await getOrFail('profile', profileName, (n) => this.catalog.getProfile(n))).value;
+    const resolved = resolvePlanSpec({
+      planId: ulid(),
+      createdAt: new Date().toISOString(),
+      createdBy: input.createdBy,
+      action: action.value,
+      projects,
+      links,
+      profile,
+      rawArguments: input.arguments,
+      tags: input.tags ?? [],
+      ...(input.name === undefined ? {} : { name: input.name }),
+      ...(input.description === undefined ? {} : { description: input.description }),
+      ...(input.automationLevel === undefined ? {} : { automationLevel: input.automationLevel }),
+    });
+    if (!resolved.ok) throw new PlanClientError('usage', resolved.error);
+    return resolved.spec;
   }
 
   /** The live snapshot while the workflow runs and a worker answers; the stored record otherwise. */
@@ -261,7 +295,7 @@ export async function connectPlanClient(
   options: PlanClientOptions = {},
 ): Promise<ConnectedPlanClient> {
   // One Prisma client per database per process: two would block each other's SQLite locks (see storage/prisma).
-  const prisma = sharedPrismaClient(resolveDatabaseUrl(config.databaseUrl));
+  const stores = openStores(config);
   let connection: Connection;
   try {
     connection = await Connection.connect({ address: config.temporalAddress, connectTimeout: '5 seconds' });
@@ -273,7 +307,7 @@ export async function connectPlanClient(
   }
   const temporal = new Client({ connection, namespace: config.namespace });
   return {
-    client: new PlanClient(temporal, createPlanStore(prisma), options),
+    client: new PlanClient(temporal, stores.plans, stores.catalog, options),
     async close() {
       await connection.close();
     },
@@ -293,11 +327,6 @@ export function parsePlanId(input: string): string {
 
 function notFound(idInput: string): PlanClientError {
   return new PlanClientError('notFound', `no plan with id ${idInput}`);
-}
-
-function defaultPlanName(actionName: string, projects: string[]): string {
-  const action = actionName.split('/').pop() ?? actionName;
-  return projects.length > 0 ? `${action} on ${projects.join(', ')}` : action;
 }
 
 function liveFields(live: PlanSnapshot): Partial<PlanView> & { awaitingApproval: boolean } {

@@ -1,58 +1,146 @@
 /**
- * CLI key order for a plan, after seed 000's `as_cli_dict`: groups in a fixed order, optional fields only when set.
- * Fields that later issues add (definition of done, profile, actors, invariants, execution, tags, hierarchy)
- * slot into their group here.
+ * A plan as the CLI shows it: seed 000's `Plan.as_cli_dict()`. Keys are snake_case and come in the seed's 11
+ * groups, in order; optional fields appear only when set (non-null) or non-empty. JSON and YAML output keep this
+ * key order, so scripts and people see the same stable document.
  */
-import type { AutomationLevel, Phase, ProcessingState } from './lifecycle';
-import type { PlanError, ProjectLink } from './plan';
+import { orderInvariants } from './invariant';
+import type { PlanFields, ProfileSnapshot, ProjectLink } from './plan';
 
-export interface PlanCliSource {
-  planId: string;
-  name: string;
-  actionName: string;
-  phase: Phase;
-  state: ProcessingState;
-  description: string;
-  projects: ProjectLink[];
-  automationLevel: AutomationLevel;
-  arguments: Record<string, unknown>;
-  argumentsOrder: string[];
-  decisionRootId: string | null;
-  error: PlanError | null;
-  createdAt: string;
-  updatedAt: string;
-  awaitingApproval?: boolean;
+/**
+ * A project link for display. Decision: an object, not a `name:alias:ro` string, so JSON/YAML readers get named
+ * fields: `project_name`, `alias` (only when set) and `read_only` (always, true or false, so a writable link is
+ * visibly writable).
+ */
+export function projectLinkCliDict(link: ProjectLink): Record<string, unknown> {
+  return {
+    project_name: link.projectName,
+    ...(link.alias === null ? {} : { alias: link.alias }),
+    read_only: link.readOnly,
+  };
 }
 
-export function planCliDict(plan: PlanCliSource): Record<string, unknown> {
-  const dict: Record<string, unknown> = {
-    plan_id: plan.planId,
-    name: plan.name,
-    action_name: plan.actionName,
-    phase: plan.phase,
-    state: plan.state,
+/**
+ * The thresholds of a profile or of a plan's frozen snapshot, in CLI keys. `approval_timeout_seconds` appears
+ * only when set (unset: a gate waits indefinitely).
+ */
+export function profileThresholds(
+  p: Pick<
+    ProfileSnapshot,
+    'automationLevel' | 'minDecisionConfidence' | 'maxAutoRetries' | 'approvalTimeoutSeconds'
+  >,
+): Record<string, unknown> {
+  return {
+    automation_level: p.automationLevel,
+    min_decision_confidence: p.minDecisionConfidence,
+    max_auto_retries: p.maxAutoRetries,
+    ...(p.approvalTimeoutSeconds === null ? {} : { approval_timeout_seconds: p.approvalTimeoutSeconds }),
   };
-  if (plan.awaitingApproval) dict.awaiting_approval = true;
+}
+
+/**
+ * The `automation_profile` value of a plan. Decision: one key (the seed's group 4 has one), holding the frozen
+ * `effective_profile_snapshot` with its name first: `{ name, automation_level, min_decision_confidence,
+ * max_auto_retries, approval_timeout_seconds? }`. What governs the plan is the snapshot, not the profile as the
+ * catalog holds it today, so the snapshot is what is shown. (Its `automation_level` is the profile's; the plan's own
+ * `automation_level`, which an explicit --automation may override, follows in the same group.)
+ */
+function automationProfileCliValue(
+  name: string | null,
+  snapshot: ProfileSnapshot | null,
+): Record<string, unknown> | undefined {
+  if (snapshot !== null) return { name: name ?? snapshot.name, ...profileThresholds(snapshot) };
+  if (name !== null) return { name };
+  return undefined;
+}
+
+/**
+ * Seed 000's `as_cli_dict`, group by group:
+ *  1. plan_id, name, action_name
+ *  2. phase, state, [awaiting_approval], description
+ *  3. definition_of_done (if set)
+ *  4. projects, automation_profile (if set), automation_level
+ *  5. strategy_actor, execution_actor, estimation_actor, invariant_actor (each if set)
+ *  6. arguments (if non-empty, in arguments_order), invariants (if non-empty; by precedence PLAN > ACTION >
+ *     PROJECT > GLOBAL, insertion order within a scope; each {text, scope, source_name (if set)})
+ *  7. changeset_id, sandbox_refs (if non-empty), validation_summary, decision_root_id (each if set)
+ *  8. error_type, error_message, error_details (if set), errored_at (all only when the plan has an error)
+ *  9. tags (if non-empty)
+ * 10. created_at, updated_at
+ * 11. parent_plan_id, root_plan_id (each if set), depth (if > 0), child_plan_ids (if non-empty)
+ * `awaiting_approval` is not a seed field: it is live workflow state (a gate is waiting for `plan advance`). It is
+ * shown right after `state`, which it qualifies, and only when true.
+ */
+export function asCliDict(plan: PlanFields & { awaitingApproval?: boolean }): Record<string, unknown> {
+  const dict: Record<string, unknown> = {};
+  // 1. identity
+  dict.plan_id = plan.planId;
+  dict.name = plan.name;
+  dict.action_name = plan.actionName;
+  // 2. where it is
+  dict.phase = plan.phase;
+  dict.state = plan.state;
+  if (plan.awaitingApproval === true) dict.awaiting_approval = true;
   dict.description = plan.description;
-  dict.projects = plan.projects.map((p) => p.projectName);
+  // 3.
+  if (plan.definitionOfDone !== null) dict.definition_of_done = plan.definitionOfDone;
+  // 4. targets and automation
+  dict.projects = plan.projects.map(projectLinkCliDict);
+  const profile = automationProfileCliValue(plan.automationProfileName, plan.effectiveProfileSnapshot);
+  if (profile !== undefined) dict.automation_profile = profile;
   dict.automation_level = plan.automationLevel;
-  if (plan.argumentsOrder.length > 0) {
-    dict.arguments = Object.fromEntries(plan.argumentsOrder.map((k) => [k, plan.arguments[k]]));
+  // 5. actors
+  if (plan.actors.strategyActor !== null) dict.strategy_actor = plan.actors.strategyActor;
+  if (plan.actors.executionActor !== null) dict.execution_actor = plan.actors.executionActor;
+  if (plan.actors.estimationActor !== null) dict.estimation_actor = plan.actors.estimationActor;
+  if (plan.actors.invariantActor !== null) dict.invariant_actor = plan.actors.invariantActor;
+  // 6. arguments (arguments_order first; any key it misses follows, so nothing is hidden) and invariants
+  const argNames = [
+    ...plan.argumentsOrder.filter((k) => Object.hasOwn(plan.arguments, k)),
+    ...Object.keys(plan.arguments).filter((k) => !plan.argumentsOrder.includes(k)),
+  ];
+  if (argNames.length > 0) {
+    dict.arguments = Object.fromEntries(argNames.map((k) => [k, plan.arguments[k]]));
   }
+  if (plan.invariants.length > 0) {
+    dict.invariants = orderInvariants(plan.invariants).map((inv) => ({
+      text: inv.text,
+      scope: inv.scope,
+      ...(inv.sourceName === null ? {} : { source_name: inv.sourceName }),
+    }));
+  }
+  // 7. execution
+  if (plan.changesetId !== null) dict.changeset_id = plan.changesetId;
+  if (plan.sandboxRefs.length > 0) dict.sandbox_refs = [...plan.sandboxRefs];
+  if (plan.validationSummary !== null) dict.validation_summary = plan.validationSummary;
   if (plan.decisionRootId !== null) dict.decision_root_id = plan.decisionRootId;
+  // 8. error
   if (plan.error !== null) {
     dict.error_type = plan.error.type;
     dict.error_message = plan.error.message;
     if (plan.error.details !== null) dict.error_details = plan.error.details;
     dict.errored_at = plan.error.at;
   }
+  // 9.
+  if (plan.tags.length > 0) dict.tags = [...plan.tags];
+  // 10.
   dict.created_at = plan.createdAt;
   dict.updated_at = plan.updatedAt;
+  // 11. hierarchy
+  if (plan.parentPlanId !== null) dict.parent_plan_id = plan.parentPlanId;
+  if (plan.rootPlanId !== null) dict.root_plan_id = plan.rootPlanId;
+  if (plan.depth > 0) dict.depth = plan.depth;
+  if (plan.childPlanIds.length > 0) dict.child_plan_ids = [...plan.childPlanIds];
   return dict;
 }
 
-/** One row of `plan list`. */
-export function planListRow(plan: PlanCliSource): Record<string, unknown> {
+/** The fields a `plan list` row needs. */
+export type PlanListSource = Pick<
+  PlanFields,
+  'planId' | 'name' | 'actionName' | 'phase' | 'state' | 'automationLevel' | 'projects' | 'updatedAt'
+>;
+
+/** One row of `plan list`: flat scalars; projects as comma-separated names. */
+export function planListRow(plan: PlanListSource): Record<string, unknown> {
   return {
     plan_id: plan.planId,
     name: plan.name,
@@ -65,12 +153,13 @@ export function planListRow(plan: PlanCliSource): Record<string, unknown> {
   };
 }
 
-export const PLAN_LIST_COLUMNS = [
+export const PLAN_LIST_COLUMNS: readonly string[] = [
   'plan_id',
   'name',
   'action_name',
   'phase',
   'state',
   'automation_level',
+  'projects',
   'updated_at',
 ];

@@ -3,9 +3,9 @@
  * this module, so validation schemas live in ./schemas.
  */
 import type { AutomationLevel, Phase, ProcessingState } from './lifecycle';
-import type { PlanSpec, ProjectLink } from './schemas';
+import type { ActorRefs, PlanInvariant, PlanSpec, ProfileSnapshot, ProjectLink } from './schemas';
 
-export type { PlanSpec, ProjectLink } from './schemas';
+export type { ActorRefs, PlanInvariant, PlanSpec, ProfileSnapshot, ProjectLink } from './schemas';
 
 export const ARGUMENT_KEY_PATTERN = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 
@@ -27,13 +27,32 @@ export interface PlanFields {
   automationLevel: AutomationLevel;
   arguments: Record<string, string | number | boolean | null>;
   argumentsOrder: string[];
+  definitionOfDone: string | null;
+  automationProfileName: string | null;
+  effectiveProfileSnapshot: ProfileSnapshot | null;
+  invariants: PlanInvariant[];
+  actors: ActorRefs;
+  tags: string[];
   phase: Phase;
   state: ProcessingState;
-  error: PlanError | null;
+  /** Execution fields: set by Execute and Apply (issue 6). */
+  changesetId: string | null;
+  sandboxRefs: string[];
+  validationSummary: string | null;
   decisionRootId: string | null;
+  error: PlanError | null;
+  parentPlanId: string | null;
+  rootPlanId: string | null;
+  depth: number;
+  childPlanIds: string[];
   createdBy: string;
   createdAt: string;
   updatedAt: string;
+}
+
+/** Seed 000's computed `project_names`. */
+export function projectNames(plan: Pick<PlanFields, 'projects'>): string[] {
+  return plan.projects.map((link) => link.projectName);
 }
 
 /** The live view of a plan that the workflow's query returns and the update handlers answer with. */
@@ -87,11 +106,24 @@ export function initialSnapshot(spec: PlanSpec, workflowId: string): PlanSnapsho
     automationLevel: spec.automationLevel,
     arguments: spec.arguments,
     argumentsOrder: spec.argumentsOrder,
+    definitionOfDone: spec.definitionOfDone,
+    automationProfileName: spec.automationProfileName,
+    effectiveProfileSnapshot: spec.effectiveProfileSnapshot,
+    invariants: spec.invariants,
+    actors: spec.actors,
+    tags: spec.tags,
     phase: 'STRATEGIZE',
     state: 'QUEUED',
+    changesetId: null,
+    sandboxRefs: [],
+    validationSummary: null,
     awaitingApproval: false,
     error: null,
     decisionRootId: null,
+    parentPlanId: spec.parentPlanId,
+    rootPlanId: spec.rootPlanId,
+    depth: spec.depth,
+    childPlanIds: [],
     decisionCount: 0,
     createdBy: spec.createdBy,
     createdAt: spec.createdAt,

@@ -13,12 +13,63 @@ export const namespacedNameSchema = z
   .toLowerCase()
   .regex(NAMESPACED, 'must look like namespace/name (lowercase letters, digits, - and _)');
 
+/**
+ * Seed 000's alias rule: lowercase alphanumerics, `-` and `_`, starting with a letter or digit. Aliases are
+ * lowercased before the rule is checked.
+ */
+export const ALIAS_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
+
+export const aliasSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(ALIAS_PATTERN, 'must be lowercase letters, digits, - and _, starting with a letter or digit');
+
 export const projectLinkSchema = z.object({
   projectName: namespacedNameSchema,
-  alias: z.string().nullable().default(null),
+  alias: aliasSchema.nullable().default(null),
   readOnly: z.boolean().default(false),
 });
 export type ProjectLink = z.infer<typeof projectLinkSchema>;
+
+export const INVARIANT_SCOPES = ['GLOBAL', 'PROJECT', 'ACTION', 'PLAN'] as const;
+export type InvariantScope = (typeof INVARIANT_SCOPES)[number];
+
+export const planInvariantSchema = z.object({
+  text: z.string().trim().min(1, 'must not be empty'),
+  scope: z.enum(INVARIANT_SCOPES),
+  sourceName: z.string().nullable().default(null),
+});
+export type PlanInvariant = z.infer<typeof planInvariantSchema>;
+
+export const tagSchema = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(64)
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/,
+    'must be letters, digits, _ . : and -, starting with a letter or digit',
+  );
+
+/** The four actor roles of seed 000; null means "the engine's default for that role". */
+export const actorRefsSchema = z.object({
+  strategyActor: z.string().min(1).nullable().default(null),
+  executionActor: z.string().min(1).nullable().default(null),
+  estimationActor: z.string().min(1).nullable().default(null),
+  invariantActor: z.string().min(1).nullable().default(null),
+});
+export type ActorRefs = z.infer<typeof actorRefsSchema>;
+
+/** The thresholds of an automation profile, frozen into a plan at creation (`effective_profile_snapshot`). */
+export const profileSnapshotSchema = z.object({
+  name: namespacedNameSchema,
+  automationLevel: z.enum(AUTOMATION_LEVELS),
+  minDecisionConfidence: z.number().min(0).max(1),
+  maxAutoRetries: z.number().int().min(0).max(20),
+  approvalTimeoutSeconds: z.number().int().positive().nullable(),
+});
+export type ProfileSnapshot = z.infer<typeof profileSnapshotSchema>;
 
 const argumentValueSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 export const argumentsSchema = z.record(z.string().regex(ARGUMENT_KEY_PATTERN), argumentValueSchema);
@@ -38,6 +89,20 @@ export const planSpecSchema = z
     automationLevel: automationLevelSchema,
     arguments: argumentsSchema.default({}),
     argumentsOrder: z.array(z.string()).default([]),
+    definitionOfDone: z.string().trim().min(1).nullable().default(null),
+    automationProfileName: namespacedNameSchema.nullable().default(null),
+    effectiveProfileSnapshot: profileSnapshotSchema.nullable().default(null),
+    invariants: z.array(planInvariantSchema).default([]),
+    actors: actorRefsSchema.default({
+      strategyActor: null,
+      executionActor: null,
+      estimationActor: null,
+      invariantActor: null,
+    }),
+    tags: z.array(tagSchema).default([]),
+    parentPlanId: z.string().refine(isUlid, 'must be a 26-character ULID').nullable().default(null),
+    rootPlanId: z.string().refine(isUlid, 'must be a 26-character ULID').nullable().default(null),
+    depth: z.number().int().min(0).default(0),
     createdBy: z.string().min(1).default('unknown'),
     createdAt: z.iso.datetime(),
   })
@@ -54,6 +119,18 @@ export const planSpecSchema = z
     const duplicate = names.find((n, i) => names.indexOf(n) !== i);
     if (duplicate !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['projects'], message: `project ${duplicate} is listed twice` });
+    }
+    const aliases = spec.projects.flatMap((p) => (p.alias === null ? [] : [p.alias]));
+    const duplicateAlias = aliases.find((a, i) => aliases.indexOf(a) !== i);
+    if (duplicateAlias !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['projects'], message: `alias ${duplicateAlias} is used twice` });
+    }
+    if ((spec.parentPlanId === null) !== (spec.depth === 0)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['depth'],
+        message: 'a plan has a parent exactly when its depth is > 0',
+      });
     }
   });
 export type PlanSpec = z.infer<typeof planSpecSchema>;

@@ -26,7 +26,6 @@ async function record(
     projects: ['local/demo'],
     automationLevel: level,
     arguments: { greeting: 'hello' },
-    argumentsOrder: ['greeting'],
     createdBy: 'recorder',
   });
   await run(created.planId);

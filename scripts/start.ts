@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { migrateDatabase, ensurePrismaClientGenerated } from '../storage/migrate';
+import { loadBuiltInActions, openStores } from '../client/catalog';
 import { runWorker } from '../worker/main';
 import { ConfigError, loadConfig, REPO_ROOT } from './config';
 import { startDevServer } from './dev-server';
@@ -73,6 +74,8 @@ function printUsage(): void {
     [
       '',
       'From a second shell in this directory:',
+      `  ${agents} project add local/demo --path /path/to/a/directory`,
+      `  ${agents} action list`,
       `  ${agents} plan use local/example --project local/demo --automation manual`,
       `  ${agents} plan list`,
       `  ${agents} plan show <id>`,
@@ -113,6 +116,10 @@ async function main(): Promise<void> {
   say(`Temporal CLI: ${cliPath}`);
   await ensurePrismaClientGenerated();
   await migrateDatabase(config.databaseUrl);
+  const builtIns = await loadBuiltInActions(openStores(config).catalog);
+  say(
+    `Built-in actions: ${builtIns.length > 0 ? builtIns.join(', ') : 'none (user actions of the same names kept)'}`,
+  );
   say(`Application database: ${config.databaseUrl}`);
 
   server = await startDevServer({

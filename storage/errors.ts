@@ -18,8 +18,12 @@ export class DecisionRuleError extends Error {
 
 export class PlanNotFoundError extends Error {
   override readonly name = 'PlanNotFoundError';
-  constructor(readonly planId: string) {
-    super(`plan ${planId} not found`);
+  /** `role` names the missing plan's part in the write, e.g. `parent plan` when a child's parent is missing. */
+  constructor(
+    readonly planId: string,
+    role = 'plan',
+  ) {
+    super(`${role} ${planId} not found`);
   }
 }
 

@@ -12,42 +12,39 @@ import { checkDecisionDraft, DECISION_TYPES } from '../domain/decision';
 import type { DecisionType } from '../domain/decision';
 import { planWorkflowId } from '../domain/ids';
 import {
+  actorRefsSchema,
   argumentsSchema,
   automationLevelSchema,
   namespacedNameSchema,
   phaseSchema,
+  planInvariantSchema,
   processingStateSchema,
+  profileSnapshotSchema,
   projectLinkSchema,
+  tagSchema,
 } from '../domain/schemas';
-import type { PlanError } from '../domain/plan';
+import type { PlanError, PlanSpec } from '../domain/plan';
 import { DecisionRuleError, PlanConflictError, PlanNotFoundError } from './errors';
-import type { Prisma, PrismaClient } from './generated/prisma/client';
+import { Prisma } from './generated/prisma/client';
+import type { PrismaClient } from './generated/prisma/client';
 import type { Decision, Plan, PlanEvent } from './generated/prisma/client';
+import { claimWriteLock } from './lock';
 import type { DecisionRecord, PlanEventRecord, PlanFilter, PlanRecord, PlanStore } from './types';
 
 type Tx = Prisma.TransactionClient;
+
+/** `childPlanIds` is not a column: every plan read brings its children's ids along, oldest child first. */
+const withChildren = {
+  children: { select: { id: true }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+} satisfies Prisma.PlanInclude;
+type PlanRow = Prisma.PlanGetPayload<{ include: typeof withChildren }>;
 
 export function createPlanStore(prisma: PrismaClient): PlanStore {
   return {
     async recordPlanCreated({ spec, eventSeq }) {
       checkEventSeq(eventSeq);
-      const createdAt = parseTime(spec.createdAt, 'spec.createdAt');
-      const row = {
-        id: spec.planId,
-        workflowId: planWorkflowId(spec.planId),
-        name: spec.name,
-        actionName: spec.actionName,
-        description: spec.description,
-        automationLevel: spec.automationLevel,
-        phase: 'STRATEGIZE',
-        state: 'QUEUED',
-        projects: spec.projects,
-        arguments: spec.arguments,
-        argumentsOrder: spec.argumentsOrder,
-        createdBy: spec.createdBy,
-        createdAt,
-        updatedAt: createdAt,
-      } satisfies Prisma.PlanCreateInput;
+      const row = creationRow(spec);
+      const { createdAt } = row;
 
       await prisma.$transaction(async (tx) => {
         await claimWriteLock(tx);
@@ -57,6 +54,11 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
           // caller finds it and stops. Only a *different* plan under the same id is an error.
           await assertSameCreation(tx, existing, row, eventSeq);
           return;
+        }
+        if (row.parentPlanId !== null) {
+          // The foreign key would refuse it too, but as an anonymous constraint failure.
+          const parent = await tx.plan.findUnique({ where: { id: row.parentPlanId }, select: { id: true } });
+          if (parent === null) throw new PlanNotFoundError(row.parentPlanId, 'parent plan');
         }
         await tx.plan.create({ data: row });
         await tx.planEvent.create({
@@ -132,7 +134,7 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
     },
 
     async getPlan(planId) {
-      const row = await prisma.plan.findUnique({ where: { id: planId } });
+      const row = await prisma.plan.findUnique({ where: { id: planId }, include: withChildren });
       return row === null ? null : toPlanRecord(row);
     },
 
@@ -152,6 +154,7 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
       }
       const rows = await prisma.plan.findMany({
         where,
+        include: withChildren,
         // Plan ids are ULIDs: within the same createdAt millisecond they still order by creation.
         orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
         ...(filter.limit !== undefined ? { take: filter.limit } : {}),
@@ -171,49 +174,83 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
   };
 }
 
-/**
- * Takes SQLite's write lock as the transaction's first statement. Prisma opens transactions with a plain
- * (deferred) BEGIN; a transaction that reads first and writes later cannot wait for another process's writer
- * (SQLite answers SQLITE_BUSY_SNAPSHOT at once, whatever the busy timeout). Writing first makes it wait instead,
- * and the reads that follow see the latest committed state, which the idempotency checks rely on.
- */
-async function claimWriteLock(tx: Tx): Promise<void> {
-  await tx.$executeRaw`UPDATE plans SET plan_id = plan_id WHERE 0`;
+type CreationRow = ReturnType<typeof creationRow>;
+
+function creationRow(spec: PlanSpec) {
+  const createdAt = parseTime(spec.createdAt, 'spec.createdAt');
+  return {
+    id: spec.planId,
+    workflowId: planWorkflowId(spec.planId),
+    name: spec.name,
+    actionName: spec.actionName,
+    description: spec.description,
+    automationLevel: spec.automationLevel,
+    phase: 'STRATEGIZE',
+    state: 'QUEUED',
+    projects: spec.projects,
+    arguments: spec.arguments,
+    argumentsOrder: spec.argumentsOrder,
+    definitionOfDone: spec.definitionOfDone,
+    automationProfileName: spec.automationProfileName,
+    // A nullable Json column needs Prisma's marker: a plain null would be ambiguous with the JSON value null.
+    effectiveProfileSnapshot: spec.effectiveProfileSnapshot ?? Prisma.DbNull,
+    invariants: spec.invariants,
+    strategyActor: spec.actors.strategyActor,
+    executionActor: spec.actors.executionActor,
+    estimationActor: spec.actors.estimationActor,
+    invariantActor: spec.actors.invariantActor,
+    tags: spec.tags,
+    changesetId: null,
+    sandboxRefs: [],
+    validationSummary: null,
+    parentPlanId: spec.parentPlanId,
+    rootPlanId: spec.rootPlanId,
+    depth: spec.depth,
+    createdBy: spec.createdBy,
+    createdAt,
+    updatedAt: createdAt,
+  } satisfies Prisma.PlanUncheckedCreateInput;
 }
 
-async function assertSameCreation(
-  tx: Tx,
-  existing: Plan,
-  row: Prisma.PlanCreateInput & { createdAt: Date },
-  eventSeq: number,
-): Promise<void> {
-  const stored = {
-    workflowId: existing.workflowId,
-    name: existing.name,
-    actionName: existing.actionName,
-    description: existing.description,
-    automationLevel: existing.automationLevel,
-    projects: existing.projects,
-    arguments: existing.arguments,
-    argumentsOrder: existing.argumentsOrder,
-    createdBy: existing.createdBy,
-    createdAt: existing.createdAt.getTime(),
-  };
-  const wanted = {
-    workflowId: row.workflowId,
-    name: row.name,
-    actionName: row.actionName,
-    description: row.description,
-    automationLevel: row.automationLevel,
-    // Through JSON, as the stored copy went: drops `undefined` members the same way.
-    projects: JSON.parse(JSON.stringify(row.projects)) as unknown,
-    arguments: JSON.parse(JSON.stringify(row.arguments)) as unknown,
-    argumentsOrder: row.argumentsOrder,
-    createdBy: row.createdBy,
-    createdAt: row.createdAt.getTime(),
-  };
-  const differing = (Object.keys(wanted) as (keyof typeof wanted)[]).filter(
-    (key) => !isDeepStrictEqual(stored[key], wanted[key]),
+/**
+ * What a second creation of the same plan must repeat exactly. Phase, state and the execution fields are left out:
+ * they may have moved on by the time a retried creation arrives.
+ */
+const CREATION_COLUMNS = [
+  'workflowId',
+  'name',
+  'actionName',
+  'description',
+  'automationLevel',
+  'projects',
+  'arguments',
+  'argumentsOrder',
+  'definitionOfDone',
+  'automationProfileName',
+  'effectiveProfileSnapshot',
+  'invariants',
+  'strategyActor',
+  'executionActor',
+  'estimationActor',
+  'invariantActor',
+  'tags',
+  'parentPlanId',
+  'rootPlanId',
+  'depth',
+  'createdBy',
+  'createdAt',
+] as const satisfies readonly (keyof Plan & keyof CreationRow)[];
+
+/** Through JSON, as the stored copy went: drops `undefined` members the same way, and dates become strings. */
+function asStored(value: unknown): unknown {
+  return value === Prisma.DbNull || value === undefined
+    ? null
+    : (JSON.parse(JSON.stringify(value)) as unknown);
+}
+
+async function assertSameCreation(tx: Tx, existing: Plan, row: CreationRow, eventSeq: number): Promise<void> {
+  const differing = CREATION_COLUMNS.filter(
+    (column) => !isDeepStrictEqual(asStored(existing[column]), asStored(row[column])),
   );
   if (differing.length > 0) {
     throw new PlanConflictError(existing.id, `already stored with a different ${differing.join(', ')}`);
@@ -389,19 +426,44 @@ const stringListSchema = z.array(z.string());
 const planEventTypeSchema = z.enum(PLAN_EVENT_TYPES);
 const decisionTypeSchema = z.enum(Object.keys(DECISION_TYPES) as [DecisionType, ...DecisionType[]]);
 
-function toPlanRecord(row: Plan): PlanRecord {
+/**
+ * Aliases were free text before seed 000's alias rule reached the domain; links stored then must stay readable,
+ * so the rule is enforced where links are made (PlanSpec) and not when they are read back.
+ */
+const storedProjectLinksSchema = z.array(
+  projectLinkSchema.extend({ alias: z.string().nullable().default(null) }),
+);
+
+function toPlanRecord(row: PlanRow): PlanRecord {
   return {
     planId: row.id,
     workflowId: row.workflowId,
     name: row.name,
     actionName: row.actionName,
     description: row.description,
-    projects: z.array(projectLinkSchema).parse(row.projects),
+    projects: storedProjectLinksSchema.parse(row.projects),
     automationLevel: automationLevelSchema.parse(row.automationLevel),
     arguments: argumentsSchema.parse(row.arguments),
     argumentsOrder: stringListSchema.parse(row.argumentsOrder),
+    definitionOfDone: row.definitionOfDone,
+    automationProfileName: row.automationProfileName,
+    effectiveProfileSnapshot:
+      row.effectiveProfileSnapshot === null
+        ? null
+        : profileSnapshotSchema.parse(row.effectiveProfileSnapshot),
+    invariants: z.array(planInvariantSchema).parse(row.invariants),
+    actors: actorRefsSchema.parse({
+      strategyActor: row.strategyActor,
+      executionActor: row.executionActor,
+      estimationActor: row.estimationActor,
+      invariantActor: row.invariantActor,
+    }),
+    tags: z.array(tagSchema).parse(row.tags),
     phase: phaseSchema.parse(row.phase),
     state: processingStateSchema.parse(row.state),
+    changesetId: row.changesetId,
+    sandboxRefs: stringListSchema.parse(row.sandboxRefs),
+    validationSummary: row.validationSummary,
     error:
       row.errorType === null
         ? null
@@ -412,6 +474,10 @@ function toPlanRecord(row: Plan): PlanRecord {
             at: (row.errorAt ?? row.updatedAt).toISOString(),
           },
     decisionRootId: row.decisionRootId,
+    parentPlanId: row.parentPlanId,
+    rootPlanId: row.rootPlanId,
+    depth: row.depth,
+    childPlanIds: row.children.map((child) => child.id),
     createdBy: row.createdBy,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),

@@ -8,6 +8,7 @@ import type {
   RecordPlanStateInput,
   RecordPlanStateResult,
 } from '../activities/contracts';
+import type { Action, AutomationProfile, Project, Stored } from '../domain/catalog';
 import type { DecisionType } from '../domain/decision';
 import type { Phase, ProcessingState } from '../domain/lifecycle';
 import type { PlanFields } from '../domain/plan';
@@ -65,4 +66,27 @@ export interface PlanStore {
   listEvents(planId: string): Promise<PlanEventRecord[]>;
   /** By sequence number. */
   listDecisions(planId: string): Promise<DecisionRecord[]>;
+}
+
+/**
+ * Actions, projects and automation profiles, keyed by their namespaced name. `put` validates nothing itself:
+ * callers pass objects already parsed by the domain schemas. Names are unique per kind.
+ */
+export interface CatalogStore {
+  /** Inserts or replaces (by name). Returns true when the name was new. */
+  putAction(action: Action, options?: { builtIn?: boolean }): Promise<boolean>;
+  getAction(name: string): Promise<Stored<Action> | null>;
+  listActions(): Promise<Stored<Action>[]>;
+  /** False when there was nothing to remove. */
+  removeAction(name: string): Promise<boolean>;
+
+  putProject(project: Project): Promise<boolean>;
+  getProject(name: string): Promise<Stored<Project> | null>;
+  listProjects(): Promise<Stored<Project>[]>;
+  removeProject(name: string): Promise<boolean>;
+
+  putProfile(profile: AutomationProfile): Promise<boolean>;
+  getProfile(name: string): Promise<Stored<AutomationProfile> | null>;
+  listProfiles(): Promise<Stored<AutomationProfile>[]>;
+  removeProfile(name: string): Promise<boolean>;
 }

@@ -2,7 +2,7 @@
  * One private world per test file: a Temporal dev server on free ports, a migrated SQLite file in a temp dir,
  * the real activities, and the workflows bundled once. Nothing here is shared with `npm start`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -14,9 +14,11 @@ import { PlanClient } from '../../client/plans';
 import { runCli } from '../../client/cli/main';
 import { createLocalTestEnv } from '../../scripts/test-env';
 import { migrateDatabase } from '../../storage/migrate';
+import { createCatalogStore } from '../../storage/catalog';
 import { createPlanStore } from '../../storage/plans';
+import { loadBuiltInActions } from '../../client/catalog';
 import { disconnectSharedPrismaClients, sharedPrismaClient } from '../../storage/prisma';
-import type { PlanStore } from '../../storage/types';
+import type { CatalogStore, PlanStore } from '../../storage/types';
 import { WORKFLOWS_PATH, createPlanWorker } from '../../worker/worker';
 
 export interface CliResult {
@@ -28,6 +30,9 @@ export interface CliResult {
 export interface Harness {
   env: TestWorkflowEnvironment;
   plans: PlanStore;
+  catalog: CatalogStore;
+  /** A fresh directory registered as project `local/demo`, and another as `local/docs`. */
+  projectDir: string;
   client: PlanClient;
   taskQueue: string;
   /** A worker on this file's task queue; the caller runs and shuts it down (or uses withWorker). */
@@ -63,10 +68,17 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
   // The CLI run in process below uses this same client (one per database per process, see storage/prisma).
   const prisma = sharedPrismaClient(databaseUrl);
   const plans = createPlanStore(prisma);
+  const catalog = createCatalogStore(prisma);
+  await loadBuiltInActions(catalog);
   const env = await createLocalTestEnv();
   // Tests in one file share the server; a task queue of their own keeps stray workflows from other tests apart.
   const taskQueue = `test-${ulid()}`;
-  const client = new PlanClient(env.client, plans, {
+  const projectDir = path.join(dir, 'projects');
+  for (const name of ['demo', 'docs']) {
+    mkdirSync(path.join(projectDir, name), { recursive: true });
+    await catalog.putProject({ name: `local/${name}`, path: path.join(projectDir, name), description: '' });
+  }
+  const client = new PlanClient(env.client, plans, catalog, {
     taskQueue,
     commandTimeoutMs: options.commandTimeoutMs ?? 20_000,
   });
@@ -85,6 +97,8 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
   return {
     env,
     plans,
+    catalog,
+    projectDir,
     client,
     taskQueue,
     createWorker,

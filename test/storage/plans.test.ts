@@ -7,9 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ulid } from 'ulid';
+import type { z } from 'zod';
 import type { DecisionWrite, RecordPlanStateInput } from '../../activities/contracts';
 import type { DecisionDraft, DecisionType } from '../../domain/decision';
 import type { PlanSpec } from '../../domain/plan';
+import { planSpecSchema } from '../../domain/schemas';
 import {
   DecisionRuleError,
   isTransientStorageError,
@@ -47,8 +49,11 @@ function nextTime(): string {
   return new Date(clock).toISOString();
 }
 
-function makeSpec(overrides: Partial<PlanSpec> = {}): PlanSpec {
-  return {
+type SpecInput = Partial<z.input<typeof planSpecSchema>>;
+
+/** Through the domain schema, as the client builds specs, so fields a test does not name get their defaults. */
+function makeSpec(overrides: SpecInput = {}): PlanSpec {
+  return planSpecSchema.parse({
     planId: ulid(),
     name: 'Review the parser',
     actionName: 'local/code-review',
@@ -60,10 +65,10 @@ function makeSpec(overrides: Partial<PlanSpec> = {}): PlanSpec {
     createdBy: 'alice',
     createdAt: nextTime(),
     ...overrides,
-  };
+  });
 }
 
-async function createPlan(overrides: Partial<PlanSpec> = {}): Promise<PlanSpec> {
+async function createPlan(overrides: SpecInput = {}): Promise<PlanSpec> {
   const spec = makeSpec(overrides);
   await store.recordPlanCreated({ spec, eventSeq: 0 });
   return spec;
@@ -134,10 +139,23 @@ describe('recordPlanCreated', () => {
       automationLevel: 'MANUAL',
       arguments: spec.arguments,
       argumentsOrder: ['target', 'depth', 'strict'],
+      definitionOfDone: null,
+      automationProfileName: null,
+      effectiveProfileSnapshot: null,
+      invariants: [],
+      actors: { strategyActor: null, executionActor: null, estimationActor: null, invariantActor: null },
+      tags: [],
       phase: 'STRATEGIZE',
       state: 'QUEUED',
-      error: null,
+      changesetId: null,
+      sandboxRefs: [],
+      validationSummary: null,
       decisionRootId: null,
+      error: null,
+      parentPlanId: null,
+      rootPlanId: null,
+      depth: 0,
+      childPlanIds: [],
       createdBy: 'alice',
       createdAt: spec.createdAt,
       updatedAt: spec.createdAt,
@@ -177,6 +195,15 @@ describe('recordPlanCreated', () => {
     await expect(
       store.recordPlanCreated({ spec: { ...spec, name: 'Something else' }, eventSeq: 0 }),
     ).rejects.toThrow(PlanConflictError);
+    await expect(
+      store.recordPlanCreated({ spec: { ...spec, tags: ['other'] }, eventSeq: 0 }),
+    ).rejects.toThrow(/different tags/);
+    await expect(
+      store.recordPlanCreated({
+        spec: { ...spec, actors: { ...spec.actors, executionActor: 'someone/else' } },
+        eventSeq: 0,
+      }),
+    ).rejects.toThrow(/different executionActor/);
     await expect(store.recordPlanCreated({ spec, eventSeq: 1 })).rejects.toThrow(PlanConflictError);
     expect(await everything(spec.planId)).toEqual(before);
   });
@@ -442,6 +469,154 @@ describe('recordPlanState', () => {
     expect(isTransientStorageError(err)).toBe(false);
     expect(await store.getPlan(planId)).toBeNull();
     expect(await store.listEvents(planId)).toEqual([]);
+  });
+});
+
+describe('seed 000 plan fields', () => {
+  it('round-trips a fully populated spec exactly, normalised as the domain schema left it', async () => {
+    const parent = await createPlan();
+    const spec = makeSpec({
+      name: 'Ship the parser',
+      actionName: ' Local/Ship ',
+      description: 'all the way',
+      projects: [
+        { projectName: 'org/parser', alias: ' Main ', readOnly: false },
+        { projectName: 'org/docs', alias: 'docs', readOnly: true },
+        { projectName: 'org/infra' },
+      ],
+      automationLevel: 'REVIEW_BEFORE_APPLY',
+      arguments: { target: 'src', depth: 3, strict: false, note: null },
+      argumentsOrder: ['target', 'depth', 'strict', 'note'],
+      definitionOfDone: 'all tests pass',
+      automationProfileName: 'org/careful',
+      effectiveProfileSnapshot: {
+        name: 'org/careful',
+        automationLevel: 'REVIEW_BEFORE_APPLY',
+        minDecisionConfidence: 0.9,
+        maxAutoRetries: 1,
+        approvalTimeoutSeconds: 3600,
+      },
+      // Not in precedence order: storage must keep the order they were given in.
+      invariants: [
+        { text: 'never touch prod', scope: 'PLAN', sourceName: null },
+        { text: 'keep the API stable', scope: 'GLOBAL' },
+        { text: 'tests stay green', scope: 'ACTION', sourceName: 'local/ship' },
+        { text: 'docs build', scope: 'PROJECT', sourceName: 'org/docs' },
+      ],
+      actors: {
+        strategyActor: 'openai/planner',
+        executionActor: 'local/runner',
+        estimationActor: 'local/estimator',
+        invariantActor: 'local/checker',
+      },
+      tags: ['release', 'v2.1', 'team:core'],
+      parentPlanId: parent.planId,
+      rootPlanId: parent.planId,
+      depth: 1,
+      createdBy: 'carol',
+    });
+    await store.recordPlanCreated({ spec, eventSeq: 0 });
+
+    expect(await store.getPlan(spec.planId)).toEqual({
+      planId: spec.planId,
+      workflowId: `plan-${spec.planId}`,
+      name: 'Ship the parser',
+      actionName: 'local/ship',
+      description: 'all the way',
+      projects: [
+        { projectName: 'org/parser', alias: 'main', readOnly: false },
+        { projectName: 'org/docs', alias: 'docs', readOnly: true },
+        { projectName: 'org/infra', alias: null, readOnly: false },
+      ],
+      automationLevel: 'REVIEW_BEFORE_APPLY',
+      arguments: { target: 'src', depth: 3, strict: false, note: null },
+      argumentsOrder: ['target', 'depth', 'strict', 'note'],
+      definitionOfDone: 'all tests pass',
+      automationProfileName: 'org/careful',
+      effectiveProfileSnapshot: {
+        name: 'org/careful',
+        automationLevel: 'REVIEW_BEFORE_APPLY',
+        minDecisionConfidence: 0.9,
+        maxAutoRetries: 1,
+        approvalTimeoutSeconds: 3600,
+      },
+      invariants: [
+        { text: 'never touch prod', scope: 'PLAN', sourceName: null },
+        { text: 'keep the API stable', scope: 'GLOBAL', sourceName: null },
+        { text: 'tests stay green', scope: 'ACTION', sourceName: 'local/ship' },
+        { text: 'docs build', scope: 'PROJECT', sourceName: 'org/docs' },
+      ],
+      actors: {
+        strategyActor: 'openai/planner',
+        executionActor: 'local/runner',
+        estimationActor: 'local/estimator',
+        invariantActor: 'local/checker',
+      },
+      tags: ['release', 'v2.1', 'team:core'],
+      phase: 'STRATEGIZE',
+      state: 'QUEUED',
+      changesetId: null,
+      sandboxRefs: [],
+      validationSummary: null,
+      decisionRootId: null,
+      error: null,
+      parentPlanId: parent.planId,
+      rootPlanId: parent.planId,
+      depth: 1,
+      childPlanIds: [],
+      createdBy: 'carol',
+      createdAt: spec.createdAt,
+      updatedAt: spec.createdAt,
+    });
+
+    // A replay with the same fully populated spec (as Temporal delivers it, through JSON) is still the same plan.
+    const before = await everything(spec.planId);
+    await store.recordPlanCreated({ spec: JSON.parse(JSON.stringify(spec)) as PlanSpec, eventSeq: 0 });
+    expect(await everything(spec.planId)).toEqual(before);
+    await expect(
+      store.recordPlanCreated({ spec: { ...spec, effectiveProfileSnapshot: null }, eventSeq: 0 }),
+    ).rejects.toThrow(/different effectiveProfileSnapshot/);
+  });
+
+  it('derives childPlanIds from the children, oldest first, on get and list', async () => {
+    const parent = await createPlan();
+    const earlier = nextTime();
+    const later = nextTime();
+    const child = (createdAt: string) => ({
+      parentPlanId: parent.planId,
+      rootPlanId: parent.planId,
+      depth: 1,
+      createdAt,
+    });
+    // Created in the opposite order of their timestamps: the order is the plans' created time, not insertion.
+    const second = await createPlan(child(later));
+    const first = await createPlan(child(earlier));
+    const grandchild = await createPlan({
+      parentPlanId: first.planId,
+      rootPlanId: parent.planId,
+      depth: 2,
+    });
+
+    expect((await store.getPlan(parent.planId))?.childPlanIds).toEqual([first.planId, second.planId]);
+    expect((await store.getPlan(first.planId))?.childPlanIds).toEqual([grandchild.planId]);
+    expect((await store.getPlan(second.planId))?.childPlanIds).toEqual([]);
+    const listed = await store.listPlans({ actionName: parent.actionName });
+    expect(listed.find((p) => p.planId === parent.planId)?.childPlanIds).toEqual([
+      first.planId,
+      second.planId,
+    ]);
+    expect((await store.getPlan(grandchild.planId))?.depth).toBe(2);
+  });
+
+  it('refuses a child whose parent is not stored, and writes nothing', async () => {
+    const missing = ulid();
+    const spec = makeSpec({ parentPlanId: missing, rootPlanId: missing, depth: 1 });
+
+    const err: unknown = await store.recordPlanCreated({ spec, eventSeq: 0 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PlanNotFoundError);
+    expect(err).toMatchObject({ planId: missing, message: `parent plan ${missing} not found` });
+    expect(isTransientStorageError(err)).toBe(false);
+    expect(await everything(spec.planId)).toEqual({ plan: null, events: [], decisions: [] });
   });
 });
 

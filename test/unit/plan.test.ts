@@ -1,4 +1,4 @@
-import { planCliDict } from '../../domain/cli-view';
+import { asCliDict } from '../../domain/cli-view';
 import { checkDecisionDraft, promptDefinitionDraft } from '../../domain/decision';
 import { isUlid, normalizePlanId, planWorkflowId } from '../../domain/ids';
 import { initialSnapshot, parseArgumentPairs } from '../../domain/plan';
@@ -113,10 +113,10 @@ describe('decision rules', () => {
   });
 });
 
-describe('planCliDict', () => {
+describe('asCliDict', () => {
   it('orders keys by the groups of seed 000 and omits unset fields', () => {
     const snapshot = initialSnapshot(planSpecSchema.parse(validSpec), planWorkflowId(PLAN_ID));
-    expect(Object.keys(planCliDict(snapshot))).toEqual([
+    expect(Object.keys(asCliDict(snapshot))).toEqual([
       'plan_id',
       'name',
       'action_name',
@@ -129,11 +129,12 @@ describe('planCliDict', () => {
       'created_at',
       'updated_at',
     ]);
-    const errored = planCliDict({
+    const errored = asCliDict({
       ...snapshot,
       state: 'ERRORED',
       awaitingApproval: true,
       decisionRootId: PLAN_ID,
+      arguments: {},
       argumentsOrder: [],
       error: { type: 'PhaseFailed', message: 'boom', details: null, at: snapshot.createdAt },
     });

@@ -26,7 +26,6 @@ const newPlan = (automationLevel: PlanSnapshot['automationLevel']) =>
     projects: ['local/demo'],
     automationLevel,
     arguments: { greeting: 'hello' },
-    argumentsOrder: ['greeting'],
     createdBy: 'tester',
   });
 
@@ -149,7 +148,7 @@ describe('MANUAL through the CLI', () => {
         '--automation',
         'manual',
         '--arg',
-        'who=world',
+        'greeting=world',
         '--format',
         'json',
       );
@@ -190,7 +189,7 @@ describe('MANUAL through the CLI', () => {
         phase: 'APPLIED',
         state: 'COMPLETE',
         automation_level: 'MANUAL',
-        arguments: { who: 'world' },
+        arguments: { greeting: 'world' },
       });
       const list = await h.cli('plan', 'list', '--phase', 'applied', '--format', 'plain');
       expect(list.code).toBe(0);
@@ -272,7 +271,7 @@ describe('refusals', () => {
 
     const action = await h.cli('plan', 'use', 'example', '--project', 'local/demo');
     expect(action.code).toBe(2);
-    expect(action.stderr).toMatch(/actionName: must look like namespace\/name/);
+    expect(action.stderr).toMatch(/action name "example": must look like namespace\/name/);
 
     const format = await h.cli('plan', 'list', '--format', 'xml');
     expect(format.code).toBe(2);

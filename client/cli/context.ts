@@ -1,0 +1,115 @@
+import { InvalidArgumentError, Option } from 'commander';
+import { userInfo } from 'node:os';
+import { AUTOMATION_CHOICES, parseAutomationLevel } from '../../domain/lifecycle';
+import type { AutomationLevel } from '../../domain/lifecycle';
+import { openStores } from '../catalog';
+import type { Stores } from '../catalog';
+import { loadClientConfig } from '../config';
+import { connectPlanClient } from '../plans';
+import type { PlanClient } from '../plans';
+import { OUTPUT_FORMATS, renderDocument, renderRows } from '../render/format';
+import type { Document, OutputFormat } from '../render/format';
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  /** Whether stdout is a terminal: decides colour. */
+  isTty: boolean;
+}
+
+/** What every command file gets: output helpers and on-demand connections (so `--help` needs no server). */
+export interface CliContext {
+  io: CliIo;
+  print(text: string): void;
+  show(doc: Document, format: OutputFormat): void;
+  showRows(rows: readonly Document[], columns: readonly string[], format: OutputFormat): void;
+  withPlans<T>(run: (client: PlanClient) => Promise<T>): Promise<T>;
+  /** Reads and catalog commands need only the database, not the Temporal server. */
+  withStores<T>(run: (stores: Stores) => Promise<T>): Promise<T>;
+}
+
+export function createCliContext(io: CliIo): CliContext {
+  const color = io.isTty && io.env.NO_COLOR === undefined;
+  const print = (text: string) => io.stdout(text.endsWith('\n') ? text : `${text}\n`);
+  return {
+    io,
+    print,
+    show: (doc, format) => print(renderDocument(doc, format, { color })),
+    showRows: (rows, columns, format) => print(renderRows(rows, columns, format, { color })),
+    async withPlans(run) {
+      const config = loadClientConfig(io.env);
+      const connected = await connectPlanClient(config, { taskQueue: config.taskQueue });
+      try {
+        return await run(connected.client);
+      } finally {
+        await connected.close();
+      }
+    },
+    async withStores(run) {
+      return run(openStores(loadClientConfig(io.env)));
+    },
+  };
+}
+
+export function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+export function parseAutomation(value: string): AutomationLevel {
+  const level = parseAutomationLevel(value);
+  if (level === undefined) {
+    throw new InvalidArgumentError(`must be one of ${AUTOMATION_CHOICES.join(', ')}.`);
+  }
+  return level;
+}
+
+export function parseUpper<T extends string>(allowed: readonly T[]) {
+  return (value: string): T => {
+    const upper = value.toUpperCase();
+    if (!(allowed as readonly string[]).includes(upper)) {
+      throw new InvalidArgumentError(`must be one of ${allowed.join(', ')}.`);
+    }
+    return upper as T;
+  };
+}
+
+export function parsePositiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number.');
+  return n;
+}
+
+export function parseNonNegativeInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number >= 0.');
+  return n;
+}
+
+export function parseFraction(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) {
+    throw new InvalidArgumentError('must be a number between 0.0 and 1.0.');
+  }
+  return n;
+}
+
+/** `-f` is `--format` everywhere except `action add`, where the issue gives `-f` to the file. */
+export const formatOption = (options: { short?: boolean } = {}) =>
+  new Option(options.short === false ? '--format <format>' : '-f, --format <format>', 'output format')
+    .choices(OUTPUT_FORMATS)
+    .default('rich' as OutputFormat);
+
+export const byOption = (io: CliIo) =>
+  new Option('--by <name>', 'who is acting (recorded in the plan history)').default(
+    io.env.AGENTS_USER ?? safeUserName(),
+    '$AGENTS_USER or your login name',
+  );
+
+function safeUserName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
+}

@@ -1,0 +1,160 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { asCliDict, planListRow, PLAN_LIST_COLUMNS } from '../../domain/cli-view';
+import { AUTOMATION_CHOICES, PHASES, PROCESSING_STATES } from '../../domain/lifecycle';
+import type { AutomationLevel, Phase, ProcessingState } from '../../domain/lifecycle';
+import { parseArgumentPairs } from '../../domain/plan';
+import { PlanClientError } from '../errors';
+import type { CliContext } from './context';
+import { byOption, collect, formatOption, parseAutomation, parsePositiveInt, parseUpper } from './context';
+
+const PLAN_ID = '<plan-id>';
+const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>)';
+
+export function registerPlanCommands(program: Command, ctx: CliContext): void {
+  const plan = program.command('plan').description('create, inspect and advance plans');
+
+  plan
+    .command('use')
+    .description('create a plan from an action and start it')
+    .argument('<action>', 'namespaced action name, e.g. local/code-review')
+    .requiredOption(
+      '-p, --project <name[:alias][:ro]>',
+      'target project, with an optional alias and :ro for read-only; repeatable',
+      collect,
+      [],
+    )
+    .addOption(
+      new Option(
+        '-a, --automation <level>',
+        `automation level: ${AUTOMATION_CHOICES.join(' | ')} (default: the profile's, else the action's)`,
+      ).argParser(parseAutomation),
+    )
+    .option('--profile <name>', "automation profile (default: the action's default profile)")
+    .option('--arg <key=value>', 'action argument; repeatable', collect, [])
+    .option('-n, --name <name>', 'plan name (default: "<action> on <projects>")')
+    .option('-d, --description <text>', 'what the plan is for')
+    .option('-t, --tag <tag>', 'tag; repeatable', collect, [])
+    .addOption(byOption(ctx.io))
+    .addOption(formatOption())
+    .action(async (action: string, opts) => {
+      const args = parseArgumentPairs(opts.arg as string[]);
+      if (!args.ok) throw new PlanClientError('usage', args.error);
+      const snapshot = await ctx.withPlans((client) =>
+        client.create({
+          actionName: action,
+          projects: opts.project as string[],
+          automationLevel: opts.automation as AutomationLevel | undefined,
+          profileName: opts.profile as string | undefined,
+          arguments: args.arguments,
+          name: opts.name as string | undefined,
+          description: opts.description as string | undefined,
+          tags: opts.tag as string[],
+          createdBy: opts.by as string,
+        }),
+      );
+      ctx.show(asCliDict(snapshot), opts.format);
+    });
+
+  plan
+    .command('list')
+    .description('list plans, newest first')
+    .addOption(
+      new Option('--phase <phase>', `only plans in this phase (${PHASES.join(', ')})`).argParser(
+        parseUpper(PHASES),
+      ),
+    )
+    .addOption(
+      new Option('--state <state>', `only plans in this state (${PROCESSING_STATES.join(', ')})`).argParser(
+        parseUpper(PROCESSING_STATES),
+      ),
+    )
+    .option('--action <name>', 'only plans of this action')
+    .option('--project <name>', 'only plans targeting this project')
+    .option('--limit <n>', 'at most this many plans', parsePositiveInt, 50)
+    .addOption(formatOption())
+    .action(async (opts) => {
+      const plans = await ctx.withStores(({ plans: store }) =>
+        store.listPlans({
+          phase: opts.phase as Phase | undefined,
+          state: opts.state as ProcessingState | undefined,
+          actionName: opts.action as string | undefined,
+          projectName: opts.project as string | undefined,
+          limit: opts.limit as number,
+        }),
+      );
+      ctx.showRows(plans.map(planListRow), PLAN_LIST_COLUMNS, opts.format);
+    });
+
+  plan
+    .command('show')
+    .description('show one plan')
+    .argument(PLAN_ID, PLAN_ID_HELP)
+    .addOption(formatOption())
+    .action(async (id: string, opts) => {
+      const view = await ctx.withPlans((client) => client.get(id));
+      ctx.show(asCliDict(view), opts.format);
+    });
+
+  plan
+    .command('advance')
+    .description('approve the move to the next phase of a plan waiting at a gate')
+    .argument(PLAN_ID, PLAN_ID_HELP)
+    .addOption(
+      new Option(
+        '--expect <phase>',
+        'refuse unless the plan is in this phase (guards against stale commands)',
+      ).argParser(parseUpper(PHASES)),
+    )
+    .option('-r, --reason <text>', 'why (recorded as a user_intervention decision)')
+    .addOption(byOption(ctx.io))
+    .addOption(formatOption())
+    .action(async (id: string, opts) => {
+      const snapshot = await ctx.withPlans((client) =>
+        client.advance(id, {
+          by: opts.by as string,
+          ...(opts.reason === undefined ? {} : { reason: opts.reason as string }),
+          ...(opts.expect === undefined ? {} : { expectedPhase: opts.expect as Phase }),
+        }),
+      );
+      ctx.show(asCliDict(snapshot), opts.format);
+    });
+
+  plan
+    .command('retry')
+    .description('run an ERRORED phase again')
+    .argument(PLAN_ID, PLAN_ID_HELP)
+    .option('-r, --reason <text>', 'why (recorded as a user_intervention decision)')
+    .addOption(byOption(ctx.io))
+    .addOption(formatOption())
+    .action(async (id: string, opts) => {
+      const snapshot = await ctx.withPlans((client) =>
+        client.retry(id, {
+          by: opts.by as string,
+          ...(opts.reason === undefined ? {} : { reason: opts.reason as string }),
+        }),
+      );
+      ctx.show(asCliDict(snapshot), opts.format);
+    });
+
+  plan
+    .command('cancel')
+    .description('cancel a running plan (it ends CANCELLED)')
+    .argument(PLAN_ID, PLAN_ID_HELP)
+    .addOption(formatOption())
+    .action(async (id: string, opts) => {
+      const record = await ctx.withPlans((client) => client.cancel(id));
+      ctx.show(asCliDict(record), opts.format);
+    });
+
+  plan
+    .command('wait')
+    .description('wait until a plan needs a person (a gate or an error) or has finished')
+    .argument(PLAN_ID, PLAN_ID_HELP)
+    .option('--timeout <seconds>', 'give up after this many seconds', parsePositiveInt, 60)
+    .addOption(formatOption())
+    .action(async (id: string, opts) => {
+      const view = await ctx.withPlans((client) => client.waitForInput(id, (opts.timeout as number) * 1000));
+      ctx.show(asCliDict(view), opts.format);
+    });
+}

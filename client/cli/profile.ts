@@ -1,0 +1,81 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { profileCliDict, profileListRow, PROFILE_LIST_COLUMNS } from '../../domain/catalog-view';
+import { AUTOMATION_CHOICES } from '../../domain/lifecycle';
+import { getOrFail, parseName, removeOrFail, validateProfile } from '../catalog';
+import type { CliContext } from './context';
+import {
+  formatOption,
+  parseAutomation,
+  parseFraction,
+  parseNonNegativeInt,
+  parsePositiveInt,
+} from './context';
+
+export function registerProfileCommands(program: Command, ctx: CliContext): void {
+  const profile = program
+    .command('profile')
+    .description('manage automation profiles (a plan freezes its profile at creation)');
+
+  profile
+    .command('add')
+    .description(
+      'add an automation profile (replaces one of the same name; existing plans keep their snapshot)',
+    )
+    .argument('<name>', 'namespaced profile name, e.g. team/careful')
+    .addOption(
+      new Option('-a, --automation <level>', `automation level: ${AUTOMATION_CHOICES.join(' | ')}`)
+        .argParser(parseAutomation)
+        .makeOptionMandatory(),
+    )
+    .option('--min-confidence <0..1>', 'minimum decision confidence for automatic advance', parseFraction)
+    .option('--max-retries <n>', 'maximum automatic retries of a failed Execute step', parseNonNegativeInt)
+    .option('--approval-timeout <seconds>', 'how long a gate waits for approval', parsePositiveInt)
+    .option('-d, --description <text>', 'what the profile is for')
+    .addOption(formatOption())
+    .action(async (name: string, opts) => {
+      const value = validateProfile({
+        name: parseName('profile', name),
+        automationLevel: opts.automation,
+        ...(opts.minConfidence === undefined ? {} : { minDecisionConfidence: opts.minConfidence }),
+        ...(opts.maxRetries === undefined ? {} : { maxAutoRetries: opts.maxRetries }),
+        ...(opts.approvalTimeout === undefined ? {} : { approvalTimeoutSeconds: opts.approvalTimeout }),
+        ...(opts.description === undefined ? {} : { description: opts.description }),
+      });
+      const stored = await ctx.withStores(async ({ catalog }) => {
+        await catalog.putProfile(value);
+        return getOrFail('profile', value.name, (n) => catalog.getProfile(n));
+      });
+      ctx.show(profileCliDict(stored), opts.format);
+    });
+
+  profile
+    .command('list')
+    .description('list profiles by name')
+    .addOption(formatOption())
+    .action(async (opts) => {
+      const profiles = await ctx.withStores(({ catalog }) => catalog.listProfiles());
+      ctx.showRows(profiles.map(profileListRow), PROFILE_LIST_COLUMNS, opts.format);
+    });
+
+  profile
+    .command('show')
+    .description('show one profile')
+    .argument('<name>', 'namespaced profile name')
+    .addOption(formatOption())
+    .action(async (name: string, opts) => {
+      const stored = await ctx.withStores(({ catalog }) =>
+        getOrFail('profile', name, (n) => catalog.getProfile(n)),
+      );
+      ctx.show(profileCliDict(stored), opts.format);
+    });
+
+  profile
+    .command('remove')
+    .description('remove a profile (plans keep their frozen snapshot)')
+    .argument('<name>', 'namespaced profile name')
+    .action(async (name: string) => {
+      await ctx.withStores(({ catalog }) => removeOrFail('profile', name, (n) => catalog.removeProfile(n)));
+      ctx.print(`removed profile ${name.trim().toLowerCase()}`);
+    });
+}

@@ -1,0 +1,83 @@
+/**
+ * The objects a plan is made from (issue 4): actions, projects and automation profiles. These schemas are the
+ * single source of validation; helper functions that apply them (argument resolution, file parsing, CLI views)
+ * live next to them in domain/.
+ */
+import { z } from 'zod';
+import { ARGUMENT_KEY_PATTERN } from './plan';
+import { AUTOMATION_LEVELS } from './lifecycle';
+import { actorRefsSchema, namespacedNameSchema, tagSchema } from './schemas';
+
+export const ARGUMENT_TYPES = ['string', 'integer', 'number', 'boolean'] as const;
+export type ArgumentType = (typeof ARGUMENT_TYPES)[number];
+
+const scalarSchema = z.union([z.string(), z.number(), z.boolean()]);
+
+export const argumentDefinitionSchema = z.object({
+  name: z
+    .string()
+    .regex(
+      ARGUMENT_KEY_PATTERN,
+      'must start with a letter or _ and contain only letters, digits, _, - and .',
+    ),
+  type: z.enum(ARGUMENT_TYPES).default('string'),
+  required: z.boolean().default(false),
+  /** Must have the declared type and be one of `allowedValues` when those are given. */
+  default: scalarSchema.nullable().default(null),
+  description: z.string().default(''),
+  /** Empty means any value of the type. */
+  allowedValues: z.array(scalarSchema).default([]),
+});
+export type ArgumentDefinition = z.infer<typeof argumentDefinitionSchema>;
+
+export const actionSchema = z.object({
+  name: namespacedNameSchema,
+  description: z.string().default(''),
+  /** In the order `arguments_order` follows. */
+  arguments: z.array(argumentDefinitionSchema).default([]),
+  defaultAutomationLevel: z.enum(AUTOMATION_LEVELS).default('MANUAL'),
+  defaultProfile: namespacedNameSchema.nullable().default(null),
+  actors: actorRefsSchema.default({
+    strategyActor: null,
+    executionActor: null,
+    estimationActor: null,
+    invariantActor: null,
+  }),
+  /** Promoted to PLAN scope, with `source_name` = the action, at `plan use`. */
+  invariants: z.array(z.string().trim().min(1, 'must not be empty')).default([]),
+  definitionOfDone: z.string().trim().min(1).nullable().default(null),
+  tags: z.array(tagSchema).default([]),
+});
+export type Action = z.infer<typeof actionSchema>;
+
+export const projectSchema = z.object({
+  name: namespacedNameSchema,
+  /** Absolute path of the project's root: Apply writes under it and nowhere else. */
+  path: z
+    .string()
+    .min(1)
+    .refine((p) => p.startsWith('/'), 'must be an absolute path'),
+  description: z.string().default(''),
+});
+export type Project = z.infer<typeof projectSchema>;
+
+export const automationProfileSchema = z.object({
+  name: namespacedNameSchema,
+  description: z.string().default(''),
+  automationLevel: z.enum(AUTOMATION_LEVELS),
+  /** A decision below this confidence stops automatic advance and waits for a person. */
+  minDecisionConfidence: z.number().min(0).max(1).default(0.8),
+  /** How many times a failed Execute step is retried automatically (auto-debug) before the plan is ERRORED. */
+  maxAutoRetries: z.number().int().min(0).max(20).default(2),
+  /** How long a gate waits for approval before the plan is flagged; null waits indefinitely. */
+  approvalTimeoutSeconds: z.number().int().positive().nullable().default(null),
+});
+export type AutomationProfile = z.infer<typeof automationProfileSchema>;
+
+/** Stored objects carry their timestamps; the domain objects above do not need them. */
+export interface Stored<T> {
+  value: T;
+  builtIn: boolean;
+  createdAt: string;
+  updatedAt: string;
+}

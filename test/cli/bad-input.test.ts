@@ -1,0 +1,175 @@
+/**
+ * Bad input never half-writes: each case gets one error line naming the field and the rule, a non-zero exit code,
+ * and the database (plans and catalog) is exactly as before.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createHarness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
+
+let h: Harness;
+let files: Record<string, string>;
+
+beforeAll(async () => {
+  h = await createHarness();
+  const write = (name: string, text: string) => {
+    const file = path.join(h.projectDir, '..', name);
+    writeFileSync(file, text);
+    return file;
+  };
+  files = {
+    syntax: write('syntax.yaml', 'name: local/x\narguments: [\n'),
+    unknownKey: write('unknown-key.yaml', 'name: local/x\ncolour: red\n'),
+    notNamespaced: write('not-namespaced.yaml', 'name: codereview\n'),
+    emptyInvariant: write('empty-invariant.yaml', 'name: local/x\ninvariants: ["  "]\n'),
+    badType: write('bad-type.yaml', 'name: local/x\narguments:\n  - name: n\n    type: decimal\n'),
+    badDefault: write(
+      'bad-default.yaml',
+      'name: local/x\narguments:\n  - name: n\n    type: integer\n    default: 5\n    allowed_values: [1, 2]\n',
+    ),
+    badJson: write('bad.json', '{"name": "local/x",}'),
+    file: write('plain-file.txt', 'not a directory'),
+  };
+  await h.catalog.putProfile({
+    name: 'team/careful',
+    description: '',
+    automationLevel: 'MANUAL',
+    minDecisionConfidence: 0.9,
+    maxAutoRetries: 1,
+    approvalTimeoutSeconds: null,
+  });
+});
+
+afterAll(async () => {
+  await h?.teardown();
+});
+
+async function snapshotDatabase() {
+  return {
+    plans: await h.plans.listPlans(),
+    actions: await h.catalog.listActions(),
+    projects: await h.catalog.listProjects(),
+    profiles: await h.catalog.listProfiles(),
+  };
+}
+
+const use = (...rest: string[]) => ['plan', 'use', 'local/code-review', '--project', 'local/demo', ...rest];
+
+const cases: Array<[string, () => string[], RegExp]> = [
+  ['alias with illegal characters', () => ['plan', 'use', 'local/example', '-p', 'local/demo:Bad!'], /alias/],
+  ['alias starting with -', () => ['plan', 'use', 'local/example', '-p', 'local/demo:-x'], /alias/],
+  [
+    'duplicate alias',
+    () => ['plan', 'use', 'local/example', '-p', 'local/demo:x', '-p', 'local/docs:x'],
+    /alias/,
+  ],
+  [
+    'aliases equal after lowercasing',
+    () => ['plan', 'use', 'local/example', '-p', 'local/demo:API', '-p', 'local/docs:api'],
+    /alias/,
+  ],
+  [
+    'duplicate project',
+    () => ['plan', 'use', 'local/example', '-p', 'local/demo', '-p', 'local/demo'],
+    /local\/demo/,
+  ],
+  ['unknown project flag', () => ['plan', 'use', 'local/example', '-p', 'local/demo:d:rw'], /--project/],
+  ['unknown action', () => ['plan', 'use', 'local/nope', '-p', 'local/demo'], /no action named local\/nope/],
+  [
+    'unknown project',
+    () => ['plan', 'use', 'local/example', '-p', 'local/nope'],
+    /no project named local\/nope/,
+  ],
+  [
+    'unknown profile',
+    () => ['plan', 'use', 'local/example', '-p', 'local/demo', '--profile', 'team/nope'],
+    /no profile named team\/nope/,
+  ],
+  [
+    'non-namespaced action',
+    () => ['plan', 'use', 'codereview', '-p', 'local/demo'],
+    /action name "codereview": must look like namespace\/name/,
+  ],
+  ['non-namespaced project', () => ['plan', 'use', 'local/example', '-p', 'demo'], /namespace\/name/],
+  ['missing required argument', () => use(), /path/],
+  ['integer argument of the wrong type', () => use('--arg', 'path=src', '--arg', 'depth=two'), /depth/],
+  ['argument outside its allowed values', () => use('--arg', 'path=src', '--arg', 'depth=5'), /depth/],
+  ['boolean argument of the wrong type', () => use('--arg', 'path=src', '--arg', 'strict=maybe'), /strict/],
+  ['unknown argument', () => use('--arg', 'path=src', '--arg', 'colour=red'), /colour/],
+  ['malformed --arg', () => use('--arg', 'novalue'), /--arg "novalue" must have the form key=value/],
+  ['--arg given twice', () => use('--arg', 'path=a', '--arg', 'path=b'), /--arg path is given twice/],
+  ['bad tag', () => use('--arg', 'path=src', '--tag', 'bad tag'), /tag/],
+  ['unknown automation level', () => use('--automation', 'sometimes'), /must be one of manual, review, full/],
+  ['unparseable YAML action file', () => ['action', 'add', '-f', files.syntax!], /syntax\.yaml/],
+  ['unparseable JSON action file', () => ['action', 'add', '-f', files.badJson!], /bad\.json/],
+  ['action file with an unknown key', () => ['action', 'add', '-f', files.unknownKey!], /colour/],
+  ['action file with a non-namespaced name', () => ['action', 'add', '-f', files.notNamespaced!], /name/],
+  ['action file with an empty invariant', () => ['action', 'add', '-f', files.emptyInvariant!], /invariants/],
+  ['action file with an unknown argument type', () => ['action', 'add', '-f', files.badType!], /type/],
+  [
+    'action file with a default outside allowed values',
+    () => ['action', 'add', '-f', files.badDefault!],
+    /default/,
+  ],
+  ['missing action file', () => ['action', 'add', '-f', '/nonexistent/a.yaml'], /no such file/],
+  ['action add without --file', () => ['action', 'add'], /--file/],
+  ['show an unknown action', () => ['action', 'show', 'local/nope'], /no action named local\/nope/],
+  ['remove an unknown action', () => ['action', 'remove', 'local/nope'], /no action named local\/nope/],
+  ['project add without --path', () => ['project', 'add', 'acme/api'], /--path/],
+  [
+    'project path that does not exist',
+    () => ['project', 'add', 'acme/api', '--path', '/nonexistent/dir'],
+    /no such directory/,
+  ],
+  [
+    'project path that is a file',
+    () => ['project', 'add', 'acme/api', '--path', files.file!],
+    /not a directory/,
+  ],
+  [
+    'non-namespaced project name',
+    () => ['project', 'add', 'api', '--path', h.projectDir],
+    /project name "api"/,
+  ],
+  ['remove an unknown project', () => ['project', 'remove', 'acme/nope'], /no project named acme\/nope/],
+  ['profile without automation level', () => ['profile', 'add', 'team/fast'], /--automation/],
+  [
+    'confidence above 1',
+    () => ['profile', 'add', 'team/fast', '-a', 'full', '--min-confidence', '1.5'],
+    /between 0.0 and 1.0/,
+  ],
+  [
+    'negative retries',
+    () => ['profile', 'add', 'team/fast', '-a', 'full', '--max-retries', '-1'],
+    /--max-retries/,
+  ],
+  [
+    'zero approval timeout',
+    () => ['profile', 'add', 'team/fast', '-a', 'full', '--approval-timeout', '0'],
+    /positive/,
+  ],
+  ['non-namespaced profile name', () => ['profile', 'add', 'fast', '-a', 'full'], /profile name "fast"/],
+  ['remove an unknown profile', () => ['profile', 'remove', 'team/nope'], /no profile named team\/nope/],
+  ['malformed plan id', () => ['plan', 'show', 'not-a-plan'], /is not a plan id/],
+  [
+    'unknown output format',
+    () => ['action', 'list', '--format', 'xml'],
+    /Allowed choices are json, yaml, plain, table, rich/,
+  ],
+];
+
+it('has at least 30 cases', () => {
+  expect(cases.length).toBeGreaterThanOrEqual(30);
+});
+
+it.each(cases)('%s', async (_name, argv, message) => {
+  const before = await snapshotDatabase();
+  const result = await h.cli(...argv());
+  expect(result.stdout).toBe('');
+  expect(result.code).not.toBe(0);
+  const lines = result.stderr.trimEnd().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^error: /);
+  expect(lines[0]).toMatch(message);
+  expect(await snapshotDatabase()).toEqual(before);
+});

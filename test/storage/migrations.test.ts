@@ -1,0 +1,293 @@
+/**
+ * Upgrading a database that already holds plans. The migration that added the seed 000 plan fields rebuilds the
+ * plans table (SQLite cannot add a foreign key column otherwise), so this test builds a database at the migration
+ * before it with the real Prisma CLI, writes rows the way the old code did, migrates, and reads them back.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { ulid } from 'ulid';
+import { planSpecSchema } from '../../domain/schemas';
+import { migrateDatabase } from '../../storage/migrate';
+import { createPlanStore } from '../../storage/plans';
+import { createPrismaClient } from '../../storage/prisma';
+import type { PrismaClient } from '../../storage/prisma';
+import { REPO_ROOT } from '../../storage/sqlite';
+
+/** The last migration before the plan fields and the catalog, and the one under test. */
+const PREVIOUS_MIGRATION = '20261130012007_init';
+const UPGRADE_MIGRATION = '20261130021600_plan_fields_and_catalog';
+
+const MIGRATIONS_DIR = path.join(REPO_ROOT, 'prisma', 'migrations');
+const PRISMA_CLI = path.join(REPO_ROOT, 'node_modules', 'prisma', 'build', 'index.js');
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'migrations-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs the Prisma CLI and returns its whole output; fails the test with that output when the CLI fails. */
+function prisma(args: string[], databaseUrl: string, { stdoutOnly = false } = {}): string {
+  const result = spawnSync(process.execPath, [PRISMA_CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      CHECKPOINT_DISABLE: '1',
+      PRISMA_HIDE_UPDATE_MESSAGE: '1',
+    },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  const output = `${result.stdout}${result.stderr}`;
+  if (result.status !== 0) throw new Error(`prisma ${args.join(' ')} failed:\n${output}`);
+  return stdoutOnly ? result.stdout : output;
+}
+
+/**
+ * A Prisma config whose migrations folder stops at `last`, so `migrate deploy` builds the database exactly as a
+ * release with those migrations did (including its _prisma_migrations rows), not an imitation of it.
+ */
+function configUpTo(last: string): string {
+  const migrations = path.join(dir, `migrations-up-to-${last}`);
+  mkdirSync(migrations);
+  cpSync(path.join(MIGRATIONS_DIR, 'migration_lock.toml'), path.join(migrations, 'migration_lock.toml'));
+  for (const name of readdirSync(MIGRATIONS_DIR).filter((n) => /^\d{14}_/.test(n) && n <= last)) {
+    cpSync(path.join(MIGRATIONS_DIR, name), path.join(migrations, name), { recursive: true });
+  }
+  const file = path.join(dir, `prisma-up-to-${last}.config.ts`);
+  writeFileSync(
+    file,
+    [
+      `import { WalSQLiteAdapterFactory } from ${JSON.stringify(path.join(REPO_ROOT, 'storage', 'sqlite'))};`,
+      'export default {',
+      '  experimental: { adapter: true },',
+      "  engine: 'js',",
+      "  adapter: async () => new WalSQLiteAdapterFactory(process.env.DATABASE_URL ?? ''),",
+      `  schema: ${JSON.stringify(path.join(REPO_ROOT, 'prisma', 'schema.prisma'))},`,
+      `  migrations: { path: ${JSON.stringify(migrations)} },`,
+      '};',
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+function columns(db: Database.Database, table: string): string[] {
+  return (db.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
+}
+
+/** Prisma's SQLite adapter stores DateTime as ISO text with an explicit offset. */
+const sqliteTime = (iso: string) => iso.replace('Z', '+00:00');
+
+/** Tables, columns, indexes and foreign keys as SQLite reports them, without Prisma's own bookkeeping table. */
+function structure(file: string): unknown {
+  const db = new Database(file, { readonly: true });
+  try {
+    const tables = db
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> ?",
+      )
+      .pluck()
+      .all('_prisma_migrations') as string[];
+    return Object.fromEntries(
+      tables.sort().map((table) => [
+        table,
+        {
+          columns: db.pragma(`table_info("${table}")`),
+          indexes: (db.pragma(`index_list("${table}")`) as { name: string; unique: number; origin: string }[])
+            .map(({ name, unique, origin }) => ({
+              name,
+              unique,
+              origin,
+              on: db.pragma(`index_info("${name}")`),
+            }))
+            .sort((a, b) => a.name.localeCompare(b.name)),
+          foreignKeys: db.pragma(`foreign_key_list("${table}")`),
+        },
+      ]),
+    );
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Whether the migrations and schema.prisma agree: the migrated database must have the structure of one created
+ * straight from the schema. (`db push` would say so too, but its process lingers a minute after answering.)
+ */
+function assertMatchesSchema(file: string): void {
+  const fromSchema = path.join(dir, `${path.basename(file)}.from-schema.db`);
+  const script = prisma(
+    [
+      'migrate',
+      'diff',
+      '--from-empty',
+      '--to-schema-datamodel',
+      path.join(REPO_ROOT, 'prisma', 'schema.prisma'),
+      '--script',
+    ],
+    `file:${fromSchema}`,
+    { stdoutOnly: true },
+  );
+  const db = new Database(fromSchema);
+  try {
+    db.exec(script);
+  } finally {
+    db.close();
+  }
+  expect(structure(file)).toEqual(structure(fromSchema));
+}
+
+describe(`migration ${UPGRADE_MIGRATION}`, () => {
+  let client: PrismaClient | undefined;
+  afterAll(async () => client?.$disconnect());
+
+  it('upgrades a database with plans, events and decisions, keeping them and filling the new fields', async () => {
+    const file = path.join(dir, 'old.db');
+    const databaseUrl = `file:${file}`;
+    prisma(['migrate', 'deploy', '--config', configUpTo(PREVIOUS_MIGRATION)], databaseUrl);
+
+    const planId = ulid();
+    const decisionId = ulid();
+    const createdAt = '2026-01-02T03:04:05.678Z';
+    const updatedAt = '2026-01-02T03:05:00.000Z';
+    const old = new Database(file);
+    try {
+      expect(columns(old, 'plans')).not.toContain('tags');
+      // Written as the previous release's store wrote it, including an alias from before seed 000's alias rule.
+      old
+        .prepare(
+          `INSERT INTO plans (plan_id, workflow_id, name, action_name, description, automation_level, phase, state,
+             project_links, arguments, arguments_order, error_type, error_message, error_details, error_at,
+             decision_root_id, created_by, created_at, updated_at)
+           VALUES (?, ?, 'Old plan', 'local/code-review', 'from before', 'MANUAL', 'EXECUTE', 'ERRORED', ?, ?, ?,
+             'ActorError', 'boom', NULL, ?, ?, 'alice', ?, ?)`,
+        )
+        .run(
+          planId,
+          `plan-${planId}`,
+          JSON.stringify([
+            { projectName: 'org/parser', alias: 'Main Repo', readOnly: false },
+            { projectName: 'org/docs', alias: null, readOnly: true },
+          ]),
+          JSON.stringify({ target: 'src', depth: 2 }),
+          JSON.stringify(['target', 'depth']),
+          sqliteTime(updatedAt),
+          decisionId,
+          sqliteTime(createdAt),
+          sqliteTime(updatedAt),
+        );
+      old
+        .prepare(
+          `INSERT INTO plan_events (plan_id, sequence_number, event_type, phase, state, actor, message, at)
+           VALUES (?, 0, 'PLAN_CREATED', 'STRATEGIZE', 'QUEUED', 'alice', NULL, ?),
+                  (?, 1, 'PHASE_FAILED', 'EXECUTE', 'ERRORED', 'workflow', 'boom', ?)`,
+        )
+        .run(planId, sqliteTime(createdAt), planId, sqliteTime(updatedAt));
+      old
+        .prepare(
+          `INSERT INTO decisions (decision_id, plan_id, sequence_number, parent_decision_id, decision_type, phase,
+             question, chosen_option, alternatives_considered, confidence_score, rationale, actor, created_at)
+           VALUES (?, ?, 0, NULL, 'prompt_definition', 'STRATEGIZE', 'what?', 'this', '[]', NULL, 'asked', 'alice', ?)`,
+        )
+        .run(decisionId, planId, sqliteTime(createdAt));
+    } finally {
+      old.close();
+    }
+
+    await migrateDatabase(databaseUrl);
+
+    const migrated = new Database(file);
+    try {
+      const applied = migrated
+        .prepare('SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY 1')
+        .all() as { migration_name: string }[];
+      expect(applied.map((m) => m.migration_name)).toEqual(
+        expect.arrayContaining([PREVIOUS_MIGRATION, UPGRADE_MIGRATION]),
+      );
+      // The rebuild drops the old plans table: with foreign keys on, that would have cascaded to the children.
+      expect(migrated.pragma('foreign_key_check')).toEqual([]);
+      expect(migrated.prepare('SELECT invariants, tags, sandbox_refs, depth FROM plans').get()).toEqual({
+        invariants: '[]',
+        tags: '[]',
+        sandbox_refs: '[]',
+        depth: 0,
+      });
+    } finally {
+      migrated.close();
+    }
+    expect(prisma(['migrate', 'status'], databaseUrl)).toMatch(/Database schema is up to date/);
+    assertMatchesSchema(file);
+
+    client = createPrismaClient(databaseUrl);
+    const store = createPlanStore(client);
+    expect(await store.getPlan(planId)).toEqual({
+      planId,
+      workflowId: `plan-${planId}`,
+      name: 'Old plan',
+      actionName: 'local/code-review',
+      description: 'from before',
+      projects: [
+        { projectName: 'org/parser', alias: 'Main Repo', readOnly: false },
+        { projectName: 'org/docs', alias: null, readOnly: true },
+      ],
+      automationLevel: 'MANUAL',
+      arguments: { target: 'src', depth: 2 },
+      argumentsOrder: ['target', 'depth'],
+      definitionOfDone: null,
+      automationProfileName: null,
+      effectiveProfileSnapshot: null,
+      invariants: [],
+      actors: { strategyActor: null, executionActor: null, estimationActor: null, invariantActor: null },
+      tags: [],
+      phase: 'EXECUTE',
+      state: 'ERRORED',
+      changesetId: null,
+      sandboxRefs: [],
+      validationSummary: null,
+      decisionRootId: decisionId,
+      error: { type: 'ActorError', message: 'boom', details: null, at: updatedAt },
+      parentPlanId: null,
+      rootPlanId: null,
+      depth: 0,
+      childPlanIds: [],
+      createdBy: 'alice',
+      createdAt,
+      updatedAt,
+    });
+    expect((await store.listEvents(planId)).map((e) => [e.seq, e.type])).toEqual([
+      [0, 'PLAN_CREATED'],
+      [1, 'PHASE_FAILED'],
+    ]);
+    expect(await store.listDecisions(planId)).toEqual([
+      expect.objectContaining({ decisionId, planId, seq: 0, type: 'prompt_definition', createdAt }),
+    ]);
+    expect((await store.listPlans({ projectName: 'org/parser' })).map((p) => p.planId)).toEqual([planId]);
+
+    // The rebuilt table's new foreign key works against rows that were there before it.
+    const child = planSpecSchema.parse({
+      planId: ulid(),
+      name: 'Follow-up',
+      actionName: 'local/code-review',
+      projects: [{ projectName: 'org/parser' }],
+      automationLevel: 'MANUAL',
+      parentPlanId: planId,
+      rootPlanId: planId,
+      depth: 1,
+      createdAt: '2026-02-01T00:00:00.000Z',
+    });
+    await store.recordPlanCreated({ spec: child, eventSeq: 0 });
+    expect((await store.getPlan(planId))?.childPlanIds).toEqual([child.planId]);
+  });
+
+  it('leaves a fresh database up to date and equal to schema.prisma', async () => {
+    const file = path.join(dir, 'fresh.db');
+    await migrateDatabase(`file:${file}`);
+    expect(prisma(['migrate', 'status'], `file:${file}`)).toMatch(/Database schema is up to date/);
+    assertMatchesSchema(file);
+  });
+});
