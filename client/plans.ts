@@ -22,7 +22,6 @@ import {
   PlanStateKey,
   TASK_QUEUE,
   advancePlanUpdate,
-  getPlanQuery,
   retryPhaseUpdate,
 } from '../workflows/definitions';
 import type { AdvancePlanRequest, RetryPhaseRequest } from '../workflows/definitions';
@@ -142,7 +141,11 @@ export class PlanClient {
     return resolved.spec;
   }
 
-  /** The live snapshot while the workflow runs and a worker answers; the stored record otherwise. */
+  /**
+   * A plan as the database records it. The workflow writes every change before it shows it (ADR 0001), so the
+   * record is never behind the live state, and reading it needs no worker. Whether the plan waits at a gate is
+   * its last event.
+   */
   async get(idInput: string): Promise<PlanView> {
     const planId = parsePlanId(idInput);
     const handle = this.temporal.workflow.getHandle(planWorkflowId(planId));
@@ -151,22 +154,18 @@ export class PlanClient {
       throw err;
     });
     const record = await this.plans.getPlan(planId);
-    const status = description.status.name;
-    if (status === 'RUNNING') {
-      const live = await this.temporal
-        .withDeadline(Date.now() + 3_000, () => handle.query(getPlanQuery))
-        .catch(() => undefined);
-      if (live !== undefined) {
-        return { ...(record ?? recordFromSnapshot(live)), ...liveFields(live), workflowStatus: status };
-      }
-    }
     if (record === null) {
       throw new PlanClientError(
         'unavailable',
-        `plan ${planId} has no stored record yet and its workflow did not answer; is a worker running (npm start)?`,
+        `plan ${planId} is queued but no worker has picked it up yet; is a worker running (npm start)?`,
       );
     }
-    return { ...record, awaitingApproval: false, workflowStatus: status };
+    const events = await this.plans.listEvents(planId);
+    return {
+      ...record,
+      awaitingApproval: events.at(-1)?.type === 'AWAITING_APPROVAL',
+      workflowStatus: description.status.name,
+    };
   }
 
   async list(filter: PlanFilter = {}): Promise<PlanRecord[]> {
@@ -327,22 +326,6 @@ export function parsePlanId(input: string): string {
 
 function notFound(idInput: string): PlanClientError {
   return new PlanClientError('notFound', `no plan with id ${idInput}`);
-}
-
-function liveFields(live: PlanSnapshot): Partial<PlanView> & { awaitingApproval: boolean } {
-  return {
-    phase: live.phase,
-    state: live.state,
-    error: live.error,
-    decisionRootId: live.decisionRootId,
-    updatedAt: live.updatedAt,
-    awaitingApproval: live.awaitingApproval,
-  };
-}
-
-function recordFromSnapshot(live: PlanSnapshot): PlanRecord {
-  const { awaitingApproval: _a, decisionCount: _d, ...record } = live;
-  return record;
 }
 
 function isDeadlineError(err: unknown): boolean {
