@@ -36,6 +36,22 @@ async function searchAttributes(planId: string): Promise<Record<string, unknown>
   );
 }
 
+/**
+ * The workflow records a change before it upserts the search attributes (ADR 0001), so right after the database
+ * shows a state the attributes may still be one workflow task behind: poll until they match.
+ */
+async function expectSearchAttributes(planId: string, expected: Record<string, unknown>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const actual = await searchAttributes(planId);
+    if (Object.entries(expected).every(([k, v]) => actual[k] === v) || Date.now() > deadline) {
+      expect(actual).toMatchObject(expected);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 async function expectConsistentHistory(planId: string): Promise<void> {
   const events = await h.plans.listEvents(planId);
   expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
@@ -106,16 +122,14 @@ describe('REVIEW_BEFORE_APPLY', () => {
     await h.withWorker(async () => {
       const waiting = await h.client.waitForInput(created.planId);
       expect(waiting).toMatchObject({ phase: 'EXECUTE', state: 'COMPLETE', awaitingApproval: true });
-      expect(await searchAttributes(created.planId)).toMatchObject({
-        PlanPhase: 'EXECUTE',
-        PlanAwaitingInput: true,
-      });
-      // The Web UI's own query language finds it too.
-      const listed: string[] = [];
-      for await (const wf of h.env.client.workflow.list({
-        query: `PlanAwaitingInput = true AND PlanPhase = "EXECUTE" AND WorkflowId = "${created.workflowId}"`,
-      })) {
-        listed.push(wf.workflowId);
+      await expectSearchAttributes(created.planId, { PlanPhase: 'EXECUTE', PlanAwaitingInput: true });
+      // The Web UI's own query language finds it too (visibility is eventually consistent: poll briefly).
+      const query = `PlanAwaitingInput = true AND PlanPhase = "EXECUTE" AND WorkflowId = "${created.workflowId}"`;
+      let listed: string[] = [];
+      for (const deadline = Date.now() + 10_000; listed.length === 0 && Date.now() < deadline;) {
+        listed = [];
+        for await (const wf of h.env.client.workflow.list({ query })) listed.push(wf.workflowId);
+        if (listed.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(listed).toEqual([created.workflowId]);
 
@@ -348,10 +362,7 @@ describe('phase failure', () => {
           state: 'ERRORED',
           error: { type: 'PhaseFailed', message: 'the sandbox could not be created' },
         });
-        expect(await searchAttributes(created.planId)).toMatchObject({
-          PlanPhase: 'EXECUTE',
-          PlanState: 'ERRORED',
-        });
+        await expectSearchAttributes(created.planId, { PlanPhase: 'EXECUTE', PlanState: 'ERRORED' });
 
         const advance = await h.cli('plan', 'advance', created.planId);
         expect(advance.code).toBe(4);
