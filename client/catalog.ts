@@ -12,7 +12,8 @@ import { createCatalogStore } from '../storage/catalog';
 import { resolveDatabaseUrl, sharedPrismaClient } from '../storage/prisma';
 import { REPO_ROOT } from '../storage/sqlite';
 import { createPlanStore } from '../storage/plans';
-import type { CatalogStore, PlanStore } from '../storage/types';
+import { createDecisionStore } from '../storage/decisions';
+import type { CatalogStore, DecisionStore, PlanStore } from '../storage/types';
 import type { ClientConfig } from './config';
 import { PlanClientError } from './errors';
 
@@ -21,12 +22,17 @@ export const BUILT_IN_ACTIONS_DIR = path.join(REPO_ROOT, 'actions');
 export interface Stores {
   plans: PlanStore;
   catalog: CatalogStore;
+  decisions: DecisionStore;
 }
 
 /** The database alone: lists, records and the catalog need no Temporal server. */
 export function openStores(config: Pick<ClientConfig, 'databaseUrl'>): Stores {
   const prisma = sharedPrismaClient(resolveDatabaseUrl(config.databaseUrl));
-  return { plans: createPlanStore(prisma), catalog: createCatalogStore(prisma) };
+  return {
+    plans: createPlanStore(prisma),
+    catalog: createCatalogStore(prisma),
+    decisions: createDecisionStore(prisma),
+  };
 }
 
 export function parseName(kind: string, raw: string): string {

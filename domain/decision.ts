@@ -17,10 +17,38 @@ export const DECISION_TYPES = {
 
 export type DecisionType = keyof typeof DECISION_TYPES;
 
+/** Seed 004's ResourceRef: a resource in scope when the decision was made (a file, a URL, a project, …). */
+export interface ResourceRef {
+  kind: string;
+  uri: string;
+  description?: string;
+}
+
+/** Seed 004's ArtifactRef: something the decision produced. */
+export interface ArtifactRef {
+  kind: string;
+  uri: string;
+  description?: string;
+}
+
+/**
+ * The context an actor decided in, as it hands it over. `content` is any JSON-serialisable value (the hot context
+ * window); storage keeps it once per distinct SHA-256 of its canonical JSON and the decision keeps the hash and a
+ * reference to it (seed 004's `hot_context_hash` / `hot_context_ref`).
+ */
+export interface DecisionContextInput {
+  content: unknown;
+  relevantResources?: ResourceRef[];
+  /** LangGraph actor checkpoint reference (seed 004's `actor_state_ref`). */
+  actorStateRef?: string | null;
+}
+
 /**
  * A decision as an actor or the workflow proposes it. Identity (id, sequence number) is assigned on the way in:
  * the sequence number by the workflow, deterministically; the id by storage on first insert.
  * `parentSeq` names the parent by its sequence number so a batch can link to decisions written in the same call.
+ * The optional fields are seed 004's context snapshot, raw reasoning and downstream impact; left out, they are
+ * stored as "none" (null or an empty list).
  */
 export interface DecisionDraft {
   type: DecisionType;
@@ -32,6 +60,12 @@ export interface DecisionDraft {
   parentSeq: number | null;
   phase: Phase;
   actor: string;
+  context?: DecisionContextInput;
+  /** Raw LLM reasoning trace. */
+  actorReasoning?: string | null;
+  /** Child plans spawned from this decision. */
+  downstreamPlanIds?: string[];
+  artifactsProduced?: ArtifactRef[];
 }
 
 export interface DecisionRuleInput {
@@ -110,5 +144,96 @@ export function userInterventionDraft(input: {
     parentSeq: input.parentSeq,
     phase: input.phase,
     actor: input.by,
+  };
+}
+
+/** What a correction needs to know about the decision it corrects. */
+export interface CorrectedDecision {
+  seq: number;
+  type: DecisionType;
+  phase: Phase;
+  question: string;
+  chosenOption: string;
+  alternatives: string[];
+  /** The original's parent's sequence number; null only for the root, which cannot be corrected. */
+  parentSeq: number | null;
+}
+
+export interface CorrectionRequest {
+  by: string;
+  chosenOption: string;
+  reason: string | null;
+  /** The plan's phase when the person intervenes (the intervention's phase; the correction keeps the original's). */
+  phase: Phase;
+  interventionSeq: number;
+  correctionSeq: number;
+}
+
+/**
+ * Why a correction cannot be made, or undefined. Rules: the prompt_definition root is the plan's prompt and is
+ * not corrected (a different prompt is a different plan); the new numbers are fresh, distinct, and come after the
+ * original (the intervention first, then the correcting decision).
+ */
+export function checkCorrection(original: CorrectedDecision, request: CorrectionRequest): string | undefined {
+  if (original.type === 'prompt_definition' || original.parentSeq === null) {
+    return 'the prompt_definition root is the plan prompt and cannot be corrected';
+  }
+  if (request.by.trim() === '') return 'a correction needs the name of the person making it';
+  if (request.chosenOption.trim() === '') return 'a correction needs the option chosen instead';
+  for (const [what, seq] of [
+    ['intervention', request.interventionSeq],
+    ['correction', request.correctionSeq],
+  ] as const) {
+    if (!Number.isInteger(seq) || seq < 0) {
+      return `the ${what} sequence number must be a non-negative integer, got ${seq}`;
+    }
+    if (seq <= original.seq) {
+      return `the ${what} sequence number (${seq}) must come after the corrected decision's (${original.seq})`;
+    }
+  }
+  if (request.interventionSeq >= request.correctionSeq) {
+    return `the intervention (${request.interventionSeq}) must come before the correction (${request.correctionSeq})`;
+  }
+  return undefined;
+}
+
+/**
+ * The two decisions a correction writes, both under the original's parent: the person's `user_intervention`, then
+ * the correcting decision, which answers the original's question (same type and question) with the new option and
+ * lists the replaced option first among the alternatives. Storage adds the correction metadata (is_correction,
+ * corrects_decision_id, correction_reason) and sets the original's superseded_by.
+ */
+export function correctionDrafts(
+  original: CorrectedDecision,
+  request: CorrectionRequest,
+): { intervention: DecisionDraft; correction: DecisionDraft } {
+  const parentSeq = original.parentSeq;
+  if (parentSeq === null) throw new Error('the root cannot be corrected');
+  const alternatives = [original.chosenOption, ...original.alternatives].filter(
+    (option, i, all) => option !== request.chosenOption && all.indexOf(option) === i,
+  );
+  return {
+    intervention: {
+      type: 'user_intervention',
+      question: `Correct decision ${original.seq} (${original.type}): ${original.question}`,
+      chosenOption: `Replace "${original.chosenOption}" with "${request.chosenOption}"`,
+      alternatives: [`Keep "${original.chosenOption}"`],
+      confidence: null,
+      rationale: request.reason ?? `${request.by} gave no reason.`,
+      parentSeq,
+      phase: request.phase,
+      actor: request.by,
+    },
+    correction: {
+      type: original.type,
+      question: original.question,
+      chosenOption: request.chosenOption,
+      alternatives,
+      confidence: null,
+      rationale: request.reason ?? `Corrected by ${request.by}.`,
+      parentSeq,
+      phase: original.phase,
+      actor: request.by,
+    },
   };
 }

@@ -6,13 +6,50 @@
 
 /** A write would break a decision-tree rule of seed 004; the whole write was rolled back. */
 export class DecisionRuleError extends Error {
-  override readonly name = 'DecisionRuleError';
+  override readonly name: string = 'DecisionRuleError';
   constructor(
     message: string,
     readonly planId: string,
     readonly seq: number | null = null,
   ) {
     super(message);
+  }
+}
+
+/**
+ * A correction names a decision that is no longer part of the current tree: it was replaced by a correction
+ * (`supersededDecisionId` is the decision itself), or one of the decisions above it was. A DecisionRuleError, so
+ * everything that handles rule violations handles this one too.
+ */
+export class DecisionSupersededError extends DecisionRuleError {
+  override readonly name: string = 'DecisionSupersededError';
+  constructor(
+    planId: string,
+    readonly decisionId: string,
+    /** The superseded decision: `decisionId` itself or one of its ancestors. */
+    readonly supersededDecisionId: string,
+    /** The correction that replaced `supersededDecisionId`. */
+    readonly supersededBy: string,
+  ) {
+    super(
+      supersededDecisionId === decisionId
+        ? `decision ${decisionId} is already superseded by ${supersededBy}; correct that one instead`
+        : `decision ${decisionId} is not in the current tree: decision ${supersededDecisionId} above it was ` +
+            `superseded by ${supersededBy}`,
+      planId,
+      null,
+    );
+  }
+}
+
+/** No decision with this id (in this plan, when `planId` is given). */
+export class DecisionNotFoundError extends Error {
+  override readonly name = 'DecisionNotFoundError';
+  constructor(
+    readonly decisionId: string,
+    readonly planId: string | null = null,
+  ) {
+    super(`decision ${decisionId} not found${planId === null ? '' : ` in plan ${planId}`}`);
   }
 }
 
@@ -62,6 +99,7 @@ const TRANSIENT_MESSAGE =
 
 const NEVER_TRANSIENT: readonly (new (...args: never[]) => Error)[] = [
   DecisionRuleError,
+  DecisionNotFoundError,
   PlanNotFoundError,
   PlanConflictError,
 ];

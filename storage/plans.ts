@@ -4,12 +4,9 @@
  * earlier write and changes nothing.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { ulid } from 'ulid';
 import { z } from 'zod';
 import { PLAN_EVENT_TYPES } from '../activities/contracts';
-import type { DecisionWrite, RecordPlanStateInput } from '../activities/contracts';
-import { checkDecisionDraft, DECISION_TYPES } from '../domain/decision';
-import type { DecisionType } from '../domain/decision';
+import type { RecordPlanStateInput } from '../activities/contracts';
 import { planWorkflowId } from '../domain/ids';
 import {
   actorRefsSchema,
@@ -24,12 +21,15 @@ import {
   tagSchema,
 } from '../domain/schemas';
 import type { PlanError, PlanSpec } from '../domain/plan';
-import { DecisionRuleError, PlanConflictError, PlanNotFoundError } from './errors';
+import { inChunks } from './chunks';
+import { insertDecisions, toDecisionRecord } from './decisions';
+import { PlanConflictError, PlanNotFoundError } from './errors';
 import { Prisma } from './generated/prisma/client';
 import type { PrismaClient } from './generated/prisma/client';
-import type { Decision, Plan, PlanEvent } from './generated/prisma/client';
+import type { Plan, PlanEvent } from './generated/prisma/client';
 import { claimWriteLock } from './lock';
-import type { DecisionRecord, PlanEventRecord, PlanFilter, PlanRecord, PlanStore } from './types';
+import { parseTime } from './time';
+import type { PlanEventRecord, PlanFilter, PlanRecord, PlanStore } from './types';
 
 type Tx = Prisma.TransactionClient;
 
@@ -99,7 +99,13 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
         }
 
         const latest = await tx.planEvent.aggregate({ where: { planId: input.planId }, _max: { seq: true } });
-        const decisionIds = await insertDecisions(tx, input, plan.decisionRootId, at);
+        const { ids: decisionIds, rootId } = await insertDecisions(
+          tx,
+          input.planId,
+          input.decisions,
+          plan.decisionRootId,
+          at,
+        );
         await tx.planEvent.create({
           data: {
             planId: input.planId,
@@ -113,8 +119,6 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
           },
         });
 
-        const rootSeq = input.decisions.find((d) => d.draft.type === 'prompt_definition')?.seq;
-        const rootId = rootSeq === undefined ? undefined : decisionIds[rootSeq];
         // The plan row mirrors the event with the highest sequence number. Events normally arrive in order, but
         // a retried activity can land after a later one; it must not roll the row back to an older state.
         const isNewest = (latest._max.seq ?? -1) < input.eventSeq;
@@ -167,6 +171,7 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
       return rows.map(toPlanEventRecord);
     },
 
+    // Unlike DecisionStore.listDecisions, an unknown plan simply has no decisions here.
     async listDecisions(planId) {
       const rows = await prisma.decision.findMany({ where: { planId }, orderBy: { seq: 'asc' } });
       return rows.map(toDecisionRecord);
@@ -267,10 +272,12 @@ async function assertSameCreation(tx: Tx, existing: Plan, row: CreationRow, even
 /** On a replay: the ids stored for the input's decision sequence numbers, which must all be there. */
 async function existingDecisionIds(tx: Tx, input: RecordPlanStateInput): Promise<Record<number, string>> {
   const seqs = input.decisions.map((d) => d.seq);
-  const rows = await tx.decision.findMany({
-    where: { planId: input.planId, seq: { in: seqs } },
-    select: { seq: true, id: true },
-  });
+  const rows = await inChunks(seqs, (chunk) =>
+    tx.decision.findMany({
+      where: { planId: input.planId, seq: { in: chunk } },
+      select: { seq: true, id: true },
+    }),
+  );
   const ids: Record<number, string> = {};
   for (const row of rows) ids[row.seq] = row.id;
   const missing = seqs.filter((seq) => ids[seq] === undefined);
@@ -282,105 +289,6 @@ async function existingDecisionIds(tx: Tx, input: RecordPlanStateInput): Promise
     );
   }
   return ids;
-}
-
-/**
- * Checks the whole batch against the seed 004 tree rules before writing any of it, then inserts parents before
- * children. Throws DecisionRuleError; the caller's transaction then rolls back the event and the plan update too.
- */
-async function insertDecisions(
-  tx: Tx,
-  input: RecordPlanStateInput,
-  storedRootId: string | null,
-  at: Date,
-): Promise<Record<number, string>> {
-  const { planId } = input;
-  if (input.decisions.length === 0) return {};
-  const batch = [...input.decisions].sort((a, b) => a.seq - b.seq);
-  const fail = (message: string, seq: number | null = null): never => {
-    throw new DecisionRuleError(message, planId, seq);
-  };
-
-  for (const { seq, draft } of batch) {
-    const problem = checkDecisionDraft(draft, seq);
-    if (problem !== undefined) fail(`decision ${seq}: ${problem}`, seq);
-  }
-  const batchSeqs = new Set<number>();
-  for (const { seq } of batch) {
-    if (batchSeqs.has(seq)) fail(`decision sequence number ${seq} appears twice in one write`, seq);
-    batchSeqs.add(seq);
-  }
-
-  // Parents outside the batch must already be stored *in this plan*: lookups are always scoped by plan id, so a
-  // sequence number that only exists in another plan does not resolve.
-  const outsideParentSeqs = batch
-    .map((d) => d.draft.parentSeq)
-    .filter((seq): seq is number => seq !== null && !batchSeqs.has(seq));
-  const stored = await tx.decision.findMany({
-    where: { planId, seq: { in: [...batchSeqs, ...outsideParentSeqs] } },
-    select: { seq: true, id: true },
-  });
-  const idBySeq = new Map<number, string>();
-  for (const row of stored) {
-    if (batchSeqs.has(row.seq)) {
-      fail(
-        `decision sequence number ${row.seq} is already used in plan ${planId}; numbers are never reused`,
-        row.seq,
-      );
-    }
-    idBySeq.set(row.seq, row.id);
-  }
-
-  const roots = batch.filter((d) => d.draft.type === 'prompt_definition');
-  if (roots.length > 1 || (roots.length === 1 && storedRootId !== null)) {
-    fail(
-      `plan ${planId} already has a prompt_definition root; a plan has exactly one`,
-      roots.at(-1)?.seq ?? null,
-    );
-  }
-
-  const rows: Prisma.DecisionCreateManyInput[] = [];
-  for (const { seq, draft } of batch) {
-    let parentId: string | null = null;
-    if (draft.parentSeq !== null) {
-      parentId =
-        idBySeq.get(draft.parentSeq) ??
-        fail(`decision ${seq}: parent ${draft.parentSeq} not found in plan ${planId}`, seq);
-    }
-    const id = ulid();
-    idBySeq.set(seq, id);
-    rows.push(decisionRow(planId, { seq, draft }, id, parentId, at));
-  }
-  // Sorted by seq and parentSeq < seq, so every parent row precedes its children for the foreign-key check.
-  await tx.decision.createMany({ data: rows });
-
-  const ids: Record<number, string> = {};
-  for (const { seq } of batch) ids[seq] = idBySeq.get(seq) ?? fail(`decision ${seq} lost its id`, seq);
-  return ids;
-}
-
-function decisionRow(
-  planId: string,
-  { seq, draft }: DecisionWrite,
-  id: string,
-  parentId: string | null,
-  at: Date,
-): Prisma.DecisionCreateManyInput {
-  return {
-    id,
-    planId,
-    seq,
-    parentId,
-    type: draft.type,
-    phase: draft.phase,
-    question: draft.question,
-    chosenOption: draft.chosenOption,
-    alternatives: draft.alternatives,
-    confidence: draft.confidence,
-    rationale: draft.rationale,
-    actor: draft.actor,
-    createdAt: at,
-  };
 }
 
 function errorColumns(error: PlanError | null) {
@@ -414,17 +322,10 @@ function checkEventSeq(eventSeq: number): void {
   }
 }
 
-function parseTime(iso: string, what: string): Date {
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) throw new RangeError(`${what} is not a timestamp: ${iso}`);
-  return date;
-}
-
 // Rows are read back through the domain's schemas so a hand-edited or corrupt row fails loudly here instead of
 // reaching the CLI as a value outside its type.
 const stringListSchema = z.array(z.string());
 const planEventTypeSchema = z.enum(PLAN_EVENT_TYPES);
-const decisionTypeSchema = z.enum(Object.keys(DECISION_TYPES) as [DecisionType, ...DecisionType[]]);
 
 /**
  * Aliases were free text before seed 000's alias rule reached the domain; links stored then must stay readable,
@@ -494,23 +395,5 @@ function toPlanEventRecord(row: PlanEvent): PlanEventRecord {
     actor: row.actor,
     message: row.message,
     at: row.at.toISOString(),
-  };
-}
-
-function toDecisionRecord(row: Decision): DecisionRecord {
-  return {
-    decisionId: row.id,
-    planId: row.planId,
-    seq: row.seq,
-    parentDecisionId: row.parentId,
-    type: decisionTypeSchema.parse(row.type),
-    phase: phaseSchema.parse(row.phase),
-    question: row.question,
-    chosenOption: row.chosenOption,
-    alternatives: stringListSchema.parse(row.alternatives),
-    confidence: row.confidence,
-    rationale: row.rationale,
-    actor: row.actor,
-    createdAt: row.createdAt.toISOString(),
   };
 }

@@ -3,13 +3,15 @@
  * CLI, tests) do not depend on the ORM.
  */
 import type {
+  DecisionWrite,
   PlanEventType,
   RecordPlanCreatedInput,
   RecordPlanStateInput,
   RecordPlanStateResult,
 } from '../activities/contracts';
 import type { Action, AutomationProfile, Project, Stored } from '../domain/catalog';
-import type { DecisionType } from '../domain/decision';
+import type { ArtifactRef, DecisionType, ResourceRef } from '../domain/decision';
+import type { DecisionTree, DecisionTreeOptions } from '../domain/decision-tree';
 import type { Phase, ProcessingState } from '../domain/lifecycle';
 import type { PlanFields } from '../domain/plan';
 
@@ -27,18 +29,43 @@ export interface PlanEventRecord {
   at: string;
 }
 
+/** Every field of seed 004's Decision, in its groups; "none" is null or an empty list. */
 export interface DecisionRecord {
+  // Identity
   decisionId: string;
   planId: string;
+  /** Monotonic within the plan, 0-indexed, never reused. */
   seq: number;
   parentDecisionId: string | null;
+  // Classification
   type: DecisionType;
   phase: Phase;
+  // Content
   question: string;
   chosenOption: string;
   alternatives: string[];
   confidence: number | null;
+  // Context snapshot
+  /** SHA-256 (lowercase hex) of the context's canonical JSON; null when no context was captured. */
+  hotContextHash: string | null;
+  /** `sha256:<hotContextHash>`; DecisionStore.getContext(ref) returns the stored context. */
+  hotContextRef: string | null;
+  relevantResources: ResourceRef[];
+  actorStateRef: string | null;
+  // Rationale
   rationale: string;
+  actorReasoning: string | null;
+  // Downstream impact
+  /** The decisions recorded with this one as their parent, by sequence number. */
+  downstreamDecisionIds: string[];
+  downstreamPlanIds: string[];
+  artifactsProduced: ArtifactRef[];
+  // Correction metadata
+  isCorrection: boolean;
+  correctsDecisionId: string | null;
+  correctionReason: string | null;
+  supersededBy: string | null;
+  // Bookkeeping
   actor: string;
   createdAt: string;
 }
@@ -66,6 +93,66 @@ export interface PlanStore {
   listEvents(planId: string): Promise<PlanEventRecord[]>;
   /** By sequence number. */
   listDecisions(planId: string): Promise<DecisionRecord[]>;
+}
+
+export interface RecordDecisionsInput {
+  planId: string;
+  /** The decisions' createdAt (the caller's time, so a replay writes the same value). */
+  at: string;
+  decisions: DecisionWrite[];
+}
+
+export interface CorrectDecisionInput {
+  planId: string;
+  /** The decision to correct: in this plan, not the root, not already superseded. */
+  decisionId: string;
+  /** Sequence numbers allocated by the workflow: the user_intervention first, then the correcting decision. */
+  interventionSeq: number;
+  correctionSeq: number;
+  /** When given, the same transaction appends this plan event (phase and state are the plan's, unchanged). */
+  event?: { seq: number; type: PlanEventType; message?: string | null };
+  /** The person correcting. */
+  by: string;
+  /** The option chosen instead of the original's. */
+  chosenOption: string;
+  /** Why; stored as correction_reason and as both new decisions' rationale. */
+  reason: string | null;
+  at: string;
+}
+
+export interface CorrectDecisionResult {
+  intervention: DecisionRecord;
+  correction: DecisionRecord;
+  /** The corrected decision, now with `supersededBy` = correction.decisionId. */
+  original: DecisionRecord;
+}
+
+/**
+ * Seed 004's decision service over storage. Reads take one query for the plan's decisions (getTree builds the
+ * tree in memory); writes are keyed by workflow-allocated sequence numbers and idempotent. Unknown plans throw
+ * PlanNotFoundError, unknown decisions DecisionNotFoundError; rule violations DecisionRuleError with nothing written.
+ */
+export interface DecisionStore {
+  /**
+   * Writes decisions without a plan event (recordPlanState writes them with one). Idempotent by (plan id, seq): a
+   * replay of the same batch returns the stored ids; a sequence number used by a different decision is refused.
+   */
+  record(input: RecordDecisionsInput): Promise<RecordPlanStateResult>;
+  /** By sequence number. */
+  listDecisions(planId: string): Promise<DecisionRecord[]>;
+  getDecision(decisionId: string): Promise<DecisionRecord>;
+  /** The stored context (canonical JSON text) for a `hotContextRef`; null for an unknown or malformed ref. */
+  getContext(ref: string): Promise<string | null>;
+  /** Breadth-first from the root; see domain/decision-tree.ts for superseded decisions and the depth limit. */
+  getTree(planId: string, options?: DecisionTreeOptions): Promise<DecisionTree<DecisionRecord>>;
+  /** `[decision, parent, …, root]`. */
+  getPathToRoot(decisionId: string): Promise<DecisionRecord[]>;
+  /**
+   * In one transaction: a user_intervention decision and the correcting decision (is_correction, same type and
+   * question, new option), both under the original's parent, and the original's superseded_by. A replay with the
+   * same sequence numbers returns the stored result. Refuses the root and superseded decisions.
+   */
+  correct(input: CorrectDecisionInput): Promise<CorrectDecisionResult>;
 }
 
 /**

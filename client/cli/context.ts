@@ -1,4 +1,6 @@
 import { InvalidArgumentError, Option } from 'commander';
+import pc from 'picocolors';
+import YAML from 'yaml';
 import { userInfo } from 'node:os';
 import { AUTOMATION_CHOICES, parseAutomationLevel } from '../../domain/lifecycle';
 import type { AutomationLevel } from '../../domain/lifecycle';
@@ -23,6 +25,10 @@ export interface CliContext {
   io: CliIo;
   print(text: string): void;
   show(doc: Document, format: OutputFormat): void;
+  /** JSON or YAML of any value, key order kept. */
+  showDocument(value: unknown, format: 'json' | 'yaml'): void;
+  /** Colours for hand-drawn output (the rich tree); identity functions when not on a terminal. */
+  style: { type: (text: string) => string; dim: (text: string) => string };
   showRows(rows: readonly Document[], columns: readonly string[], format: OutputFormat): void;
   withPlans<T>(run: (client: PlanClient) => Promise<T>): Promise<T>;
   /** Reads and catalog commands need only the database, not the Temporal server. */
@@ -32,10 +38,14 @@ export interface CliContext {
 export function createCliContext(io: CliIo): CliContext {
   const color = io.isTty && io.env.NO_COLOR === undefined;
   const print = (text: string) => io.stdout(text.endsWith('\n') ? text : `${text}\n`);
+  const colors = pc.createColors(color);
   return {
     io,
     print,
     show: (doc, format) => print(renderDocument(doc, format, { color })),
+    showDocument: (value, format) =>
+      print(format === 'json' ? JSON.stringify(value, null, 2) : YAML.stringify(value).trimEnd()),
+    style: { type: colors.cyan, dim: colors.dim },
     showRows: (rows, columns, format) => print(renderRows(rows, columns, format, { color })),
     async withPlans(run) {
       const config = loadClientConfig(io.env);

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { DecisionNotFoundError, PlanNotFoundError } from '../../storage/errors';
 import { disconnectSharedPrismaClients } from '../../storage/prisma';
 import { EXIT_CODES, PlanClientError } from '../errors';
 import { registerActionCommands } from './action';
@@ -48,6 +49,10 @@ export async function runCli(argv: readonly string[], io: CliIo = defaultIo()): 
     if (err instanceof PlanClientError) {
       io.stderr(`error: ${err.message}\n`);
       return err.exitCode;
+    }
+    if (err instanceof DecisionNotFoundError || err instanceof PlanNotFoundError) {
+      io.stderr(`error: ${err.message}\n`);
+      return EXIT_CODES.notFound;
     }
     io.stderr(`error: ${err instanceof Error ? err.message : String(err)}\n`);
     return EXIT_CODES.failure;

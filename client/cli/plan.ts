@@ -4,9 +4,21 @@ import { asCliDict, planListRow, PLAN_LIST_COLUMNS } from '../../domain/cli-view
 import { AUTOMATION_CHOICES, PHASES, PROCESSING_STATES } from '../../domain/lifecycle';
 import type { AutomationLevel, Phase, ProcessingState } from '../../domain/lifecycle';
 import { parseArgumentPairs } from '../../domain/plan';
+import { isUlid } from '../../domain/ids';
+import { explainDict, richTreeLines, treeRows, TREE_COLUMNS } from '../../domain/tree-view';
+import { parsePlanId } from '../plans';
+import type { OutputFormat } from '../render/format';
 import { PlanClientError } from '../errors';
 import type { CliContext } from './context';
-import { byOption, collect, formatOption, parseAutomation, parsePositiveInt, parseUpper } from './context';
+import {
+  byOption,
+  collect,
+  formatOption,
+  parseAutomation,
+  parseNonNegativeInt,
+  parsePositiveInt,
+  parseUpper,
+} from './context';
 
 const PLAN_ID = '<plan-id>';
 const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>)';
@@ -157,4 +169,77 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
       const view = await ctx.withPlans((client) => client.waitForInput(id, (opts.timeout as number) * 1000));
       ctx.show(asCliDict(view), opts.format);
     });
+
+  plan
+    .command('tree')
+    .description('show the decision tree of a plan (seed 004)')
+    .argument(PLAN_ID, PLAN_ID_HELP)
+    .option('--show-superseded', 'include decisions replaced by a correction', false)
+    .option('--depth <n>', 'deepest level to show, the root being 0 (0 = unlimited)', parseNonNegativeInt, 0)
+    .addOption(formatOption())
+    .action(async (id: string, opts) => {
+      const planId = parsePlanId(id);
+      const tree = await ctx.withStores(async ({ plans, decisions }) => {
+        if ((await plans.getPlan(planId)) === null)
+          throw new PlanClientError('notFound', `no plan with id ${id}`);
+        return decisions.getTree(planId, {
+          showSuperseded: opts.showSuperseded as boolean,
+          depth: opts.depth as number,
+        });
+      });
+      const format = opts.format as OutputFormat;
+      if (format === 'rich') {
+        ctx.print(richTreeLines(tree, ctx.style).join('\n'));
+      } else if (format === 'json' || format === 'yaml') {
+        ctx.showDocument(
+          {
+            plan_id: planId,
+            nodes: treeRows(tree),
+            hidden_by_depth: tree.hiddenByDepth,
+            hidden_superseded: tree.hiddenSuperseded,
+          },
+          format,
+        );
+      } else {
+        ctx.showRows(treeRows(tree), TREE_COLUMNS, format);
+      }
+    });
+
+  plan
+    .command('explain')
+    .description(
+      'show one decision: its question, choice and alternatives, and optionally context and reasoning',
+    )
+    .argument('<decision-id>', 'decision id (26-character ULID, as `plan tree` prints it)')
+    .option(
+      '--show-context',
+      'include the context snapshot (hash, storage ref, resources, stored context)',
+      false,
+    )
+    .option('--show-reasoning', 'include the rationale and the raw actor reasoning', false)
+    .addOption(formatOption())
+    .action(async (id: string, opts) => {
+      const decisionId = parseDecisionId(id);
+      const doc = await ctx.withStores(async ({ decisions }) => {
+        const decision = await decisions.getDecision(decisionId);
+        const context =
+          opts.showContext && decision.hotContextRef !== null
+            ? await decisions.getContext(decision.hotContextRef)
+            : undefined;
+        return explainDict(decision, {
+          showContext: opts.showContext as boolean,
+          showReasoning: opts.showReasoning as boolean,
+          ...(context === undefined ? {} : { context }),
+        });
+      });
+      ctx.show(doc, opts.format);
+    });
+}
+
+function parseDecisionId(input: string): string {
+  const upper = input.trim().toUpperCase();
+  if (!isUlid(upper)) {
+    throw new PlanClientError('usage', `"${input}" is not a decision id (expected a 26-character ULID)`);
+  }
+  return upper;
 }

@@ -1,7 +1,8 @@
 /**
  * Upgrading a database that already holds plans. The migration that added the seed 000 plan fields rebuilds the
- * plans table (SQLite cannot add a foreign key column otherwise), so this test builds a database at the migration
- * before it with the real Prisma CLI, writes rows the way the old code did, migrates, and reads them back.
+ * plans table (SQLite cannot add a foreign key column otherwise), and the decision tree migration rebuilds the
+ * decisions table, so these tests build a database at the migration before each with the real Prisma CLI, write
+ * rows the way the old code did, migrate, and read them back.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ulid } from 'ulid';
 import { planSpecSchema } from '../../domain/schemas';
+import { createDecisionStore } from '../../storage/decisions';
 import { migrateDatabase } from '../../storage/migrate';
 import { createPlanStore } from '../../storage/plans';
 import { createPrismaClient } from '../../storage/prisma';
@@ -19,6 +21,8 @@ import { REPO_ROOT } from '../../storage/sqlite';
 /** The last migration before the plan fields and the catalog, and the one under test. */
 const PREVIOUS_MIGRATION = '20261130012007_init';
 const UPGRADE_MIGRATION = '20261130021600_plan_fields_and_catalog';
+/** Seed 004's decision fields and decision_contexts: rebuilds the decisions table. */
+const DECISION_TREE_MIGRATION = '20261130023500_decision_tree';
 
 const MIGRATIONS_DIR = path.join(REPO_ROOT, 'prisma', 'migrations');
 const PRISMA_CLI = path.join(REPO_ROOT, 'node_modules', 'prisma', 'build', 'index.js');
@@ -289,5 +293,202 @@ describe(`migration ${UPGRADE_MIGRATION}`, () => {
     await migrateDatabase(`file:${file}`);
     expect(prisma(['migrate', 'status'], `file:${file}`)).toMatch(/Database schema is up to date/);
     assertMatchesSchema(file);
+  });
+});
+
+describe(`migration ${DECISION_TREE_MIGRATION}`, () => {
+  let client: PrismaClient | undefined;
+  afterAll(async () => client?.$disconnect());
+
+  it('upgrades a database with a decision tree, keeping it and deriving the downstream lists', async () => {
+    const file = path.join(dir, 'before-decision-tree.db');
+    const databaseUrl = `file:${file}`;
+    prisma(['migrate', 'deploy', '--config', configUpTo(UPGRADE_MIGRATION)], databaseUrl);
+
+    const planId = ulid();
+    // Ids in sequence order: 0 is the root, 1 and 2 hang under it, 3 under 1.
+    const ids = [ulid(), ulid(), ulid(), ulid()] as [string, string, string, string];
+    const createdAt = '2026-02-03T04:05:06.789Z';
+    const old = new Database(file);
+    try {
+      expect(columns(old, 'decisions')).not.toContain('superseded_by');
+      old
+        .prepare(
+          `INSERT INTO plans (plan_id, workflow_id, name, action_name, description, automation_level, phase, state,
+             project_links, arguments, arguments_order, decision_root_id, created_by, created_at, updated_at,
+             invariants, tags, sandbox_refs)
+           VALUES (?, ?, 'Tree plan', 'local/code-review', '', 'MANUAL', 'EXECUTE', 'PROCESSING', ?, '{}', '[]', ?,
+             'alice', ?, ?, '[]', '[]', '[]')`,
+        )
+        .run(
+          planId,
+          `plan-${planId}`,
+          JSON.stringify([{ projectName: 'org/parser', alias: null, readOnly: false }]),
+          ids[0],
+          sqliteTime(createdAt),
+          sqliteTime(createdAt),
+        );
+      old
+        .prepare(
+          `INSERT INTO plan_events (plan_id, sequence_number, event_type, phase, state, actor, message, at)
+           VALUES (?, 0, 'PLAN_CREATED', 'STRATEGIZE', 'QUEUED', 'alice', NULL, ?),
+                  (?, 1, 'PHASE_STARTED', 'EXECUTE', 'PROCESSING', 'workflow', NULL, ?)`,
+        )
+        .run(planId, sqliteTime(createdAt), planId, sqliteTime(createdAt));
+      const insert = old.prepare(
+        `INSERT INTO decisions (decision_id, plan_id, sequence_number, parent_decision_id, decision_type, phase,
+           question, chosen_option, alternatives_considered, confidence_score, rationale, actor, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'because', 'workflow', ?)`,
+      );
+      // Inserted out of sequence order: the downstream lists must still come out in sequence order.
+      for (const [seq, parent, type, phase] of [
+        [0, null, 'prompt_definition', 'STRATEGIZE'],
+        [2, 0, 'invariant_enforced', 'STRATEGIZE'],
+        [1, 0, 'strategy_choice', 'STRATEGIZE'],
+        [3, 1, 'implementation_choice', 'EXECUTE'],
+      ] as const) {
+        insert.run(
+          ids[seq],
+          planId,
+          seq,
+          parent === null ? null : ids[parent],
+          type,
+          phase,
+          `question ${seq}`,
+          `option ${seq}`,
+          JSON.stringify([`alternative ${seq}`]),
+          seq === 0 ? null : 0.75,
+          sqliteTime(createdAt),
+        );
+      }
+    } finally {
+      old.close();
+    }
+
+    await migrateDatabase(databaseUrl);
+
+    const migrated = new Database(file);
+    try {
+      const applied = migrated
+        .prepare('SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY 1')
+        .all() as { migration_name: string }[];
+      expect(applied.map((m) => m.migration_name)).toEqual(
+        expect.arrayContaining([UPGRADE_MIGRATION, DECISION_TREE_MIGRATION]),
+      );
+      // The rebuild drops the old decisions table; with foreign keys on, that would have broken the parent links.
+      expect(migrated.pragma('foreign_key_check')).toEqual([]);
+      expect(
+        migrated
+          .prepare(
+            `SELECT sequence_number AS seq, relevant_resources, downstream_decision_ids, downstream_plan_ids,
+               artifacts_produced, is_correction, superseded_by, hot_context_hash
+             FROM decisions ORDER BY sequence_number`,
+          )
+          .all(),
+      ).toEqual(
+        [
+          [0, JSON.stringify([ids[1], ids[2]])],
+          [1, JSON.stringify([ids[3]])],
+          [2, '[]'],
+          [3, '[]'],
+        ].map(([seq, downstream]) => ({
+          seq,
+          relevant_resources: '[]',
+          downstream_decision_ids: downstream,
+          downstream_plan_ids: '[]',
+          artifacts_produced: '[]',
+          is_correction: 0,
+          superseded_by: null,
+          hot_context_hash: null,
+        })),
+      );
+    } finally {
+      migrated.close();
+    }
+    expect(prisma(['migrate', 'status'], databaseUrl)).toMatch(/Database schema is up to date/);
+    assertMatchesSchema(file);
+
+    client = createPrismaClient(databaseUrl);
+    const plans = createPlanStore(client);
+    const decisions = createDecisionStore(client);
+    expect(await decisions.getDecision(ids[1])).toEqual({
+      decisionId: ids[1],
+      planId,
+      seq: 1,
+      parentDecisionId: ids[0],
+      type: 'strategy_choice',
+      phase: 'STRATEGIZE',
+      question: 'question 1',
+      chosenOption: 'option 1',
+      alternatives: ['alternative 1'],
+      confidence: 0.75,
+      hotContextHash: null,
+      hotContextRef: null,
+      relevantResources: [],
+      actorStateRef: null,
+      rationale: 'because',
+      actorReasoning: null,
+      downstreamDecisionIds: [ids[3]],
+      downstreamPlanIds: [],
+      artifactsProduced: [],
+      isCorrection: false,
+      correctsDecisionId: null,
+      correctionReason: null,
+      supersededBy: null,
+      actor: 'workflow',
+      createdAt,
+    });
+    expect((await decisions.getTree(planId)).nodes.map((n) => [n.decision.seq, n.depth])).toEqual([
+      [0, 0],
+      [1, 1],
+      [2, 1],
+      [3, 2],
+    ]);
+
+    // The old tree takes new decisions with contexts, and corrections.
+    const at = '2026-02-03T05:00:00.000Z';
+    const { decisionIds } = await plans.recordPlanState({
+      planId,
+      eventSeq: 2,
+      at,
+      event: 'PHASE_COMPLETED',
+      phase: 'EXECUTE',
+      state: 'COMPLETE',
+      actor: 'workflow',
+      message: null,
+      error: null,
+      decisions: [
+        {
+          seq: 4,
+          draft: {
+            type: 'tool_invocation',
+            question: 'which tool?',
+            chosenOption: 'lint',
+            alternatives: [],
+            confidence: 0.5,
+            rationale: 'fast',
+            parentSeq: 3,
+            phase: 'EXECUTE',
+            actor: 'workflow',
+            context: { content: { tools: ['lint', 'test'] } },
+          },
+        },
+      ],
+    });
+    const added = await decisions.getDecision(decisionIds[4] as string);
+    expect(await decisions.getContext(added.hotContextRef as string)).toBe('{"tools":["lint","test"]}');
+    expect((await decisions.getDecision(ids[3])).downstreamDecisionIds).toEqual([added.decisionId]);
+    const { correction } = await decisions.correct({
+      planId,
+      decisionId: ids[1],
+      interventionSeq: 5,
+      correctionSeq: 6,
+      by: 'bob',
+      chosenOption: 'another strategy',
+      reason: 'changed my mind',
+      at,
+    });
+    expect((await decisions.getTree(planId)).nodes.map((n) => n.decision.seq)).toEqual([0, 2, 5, 6]);
+    expect((await decisions.getDecision(ids[1])).supersededBy).toBe(correction.decisionId);
   });
 });

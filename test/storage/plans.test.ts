@@ -248,6 +248,19 @@ describe('recordPlanState', () => {
       rationale: 'because 1',
       actor: 'workflow',
       createdAt: input.at,
+      // Seed 004's other fields, none of which this draft sets (test/storage/decisions.test.ts covers them).
+      hotContextHash: null,
+      hotContextRef: null,
+      relevantResources: [],
+      actorStateRef: null,
+      actorReasoning: null,
+      downstreamDecisionIds: [],
+      downstreamPlanIds: [],
+      artifactsProduced: [],
+      isCorrection: false,
+      correctsDecisionId: null,
+      correctionReason: null,
+      supersededBy: null,
     });
     expect((await store.listEvents(spec.planId)).at(-1)).toEqual({
       planId: spec.planId,

@@ -1,0 +1,184 @@
+/**
+ * How `agents plan tree` and `agents plan explain` present decisions (seed 004). Pure: the CLI picks a format,
+ * these functions pick the keys and their order.
+ */
+import type { DecisionTree, DecisionTreeNode } from './decision-tree';
+import { depthFirst } from './decision-tree';
+import type { DecisionType } from './decision';
+import type { Phase } from './lifecycle';
+
+/** The fields of a stored decision these views read (storage's DecisionRecord has them all). */
+export interface ViewDecision {
+  decisionId: string;
+  planId: string;
+  seq: number;
+  parentDecisionId: string | null;
+  type: DecisionType;
+  phase: Phase;
+  question: string;
+  chosenOption: string;
+  alternatives: string[];
+  confidence: number | null;
+  hotContextHash: string | null;
+  hotContextRef: string | null;
+  relevantResources: Array<{ kind: string; uri: string; description?: string }>;
+  actorStateRef: string | null;
+  rationale: string;
+  actorReasoning: string | null;
+  downstreamDecisionIds: string[];
+  downstreamPlanIds: string[];
+  artifactsProduced: Array<{ kind: string; uri: string; description?: string }>;
+  isCorrection: boolean;
+  correctsDecisionId: string | null;
+  correctionReason: string | null;
+  supersededBy: string | null;
+  actor: string;
+  createdAt: string;
+}
+
+export const TREE_COLUMNS = [
+  'seq',
+  'depth',
+  'decision_type',
+  'decision_id',
+  'parent_decision_id',
+  'chosen_option',
+  'superseded',
+] as const;
+
+/** One row per node, breadth-first (level by level) as seed 004's get_tree returns them: for json, yaml, plain, table. */
+export function treeRows<T extends ViewDecision>(tree: DecisionTree<T>): Array<Record<string, unknown>> {
+  return tree.nodes.map((node) => ({
+    seq: node.decision.seq,
+    depth: node.depth,
+    decision_type: node.decision.type,
+    decision_id: node.decision.decisionId,
+    parent_decision_id: node.decision.parentDecisionId,
+    question: node.decision.question,
+    chosen_option: node.decision.chosenOption,
+    confidence_score: node.decision.confidence,
+    superseded: node.superseded,
+    ...(node.decision.isCorrection ? { corrects_decision_id: node.decision.correctsDecisionId } : {}),
+  }));
+}
+
+export interface RichTreeStyle {
+  type: (text: string) => string;
+  dim: (text: string) => string;
+}
+
+const PLAIN_STYLE: RichTreeStyle = { type: (t) => t, dim: (t) => t };
+
+/**
+ * The indented tree of the rich format: type label, sequence number and the full 26-character ULID on every line,
+ * so an id can be copied straight into `plan explain` or `plan correct`.
+ */
+export function richTreeLines<T extends ViewDecision>(
+  tree: DecisionTree<T>,
+  style: RichTreeStyle = PLAIN_STYLE,
+): string[] {
+  const nodes = depthFirst(tree);
+  const byId = new Map(tree.nodes.map((node) => [node.decision.decisionId, node]));
+  const lastChild = new Set<string>();
+  for (const node of tree.nodes) {
+    const last = node.childIds.at(-1);
+    if (last !== undefined) lastChild.add(last);
+  }
+  const lines: string[] = [];
+  for (const node of nodes) {
+    lines.push(prefix(node, byId, lastChild) + label(node, style));
+  }
+  if (tree.hiddenByDepth > 0)
+    lines.push(style.dim(`(${tree.hiddenByDepth} deeper decisions hidden by --depth)`));
+  if (tree.hiddenSuperseded > 0) {
+    lines.push(
+      style.dim(`(${tree.hiddenSuperseded} superseded decisions hidden; --show-superseded shows them)`),
+    );
+  }
+  return lines;
+}
+
+function label<T extends ViewDecision>(node: DecisionTreeNode<T>, style: RichTreeStyle): string {
+  const d = node.decision;
+  const marks = [node.superseded ? 'superseded' : null, d.isCorrection ? 'correction' : null].filter(Boolean);
+  return (
+    `${style.type(d.type)} ${style.dim(`#${d.seq}`)} ${d.decisionId}  ${d.chosenOption}` +
+    (marks.length > 0 ? ` ${style.dim(`(${marks.join(', ')})`)}` : '')
+  );
+}
+
+function prefix<T extends ViewDecision>(
+  node: DecisionTreeNode<T>,
+  byId: Map<string, DecisionTreeNode<T>>,
+  lastChild: Set<string>,
+): string {
+  if (node.depth === 0) return '';
+  // Walk up to the root: each ancestor that still has siblings below it continues its vertical line.
+  const parts: string[] = [lastChild.has(node.decision.decisionId) ? '└── ' : '├── '];
+  let ancestor =
+    node.decision.parentDecisionId === null ? undefined : byId.get(node.decision.parentDecisionId);
+  while (ancestor !== undefined && ancestor.depth > 0) {
+    parts.push(lastChild.has(ancestor.decision.decisionId) ? '    ' : '│   ');
+    ancestor =
+      ancestor.decision.parentDecisionId === null ? undefined : byId.get(ancestor.decision.parentDecisionId);
+  }
+  return parts.reverse().join('');
+}
+
+export interface ExplainOptions {
+  showContext: boolean;
+  showReasoning: boolean;
+  /** The stored context (canonical JSON text), when --show-context found one. */
+  context?: string | null;
+}
+
+/**
+ * `plan explain`: identity, classification, content (alternatives always), downstream impact and correction
+ * metadata when set; the context snapshot and the reasoning only when asked for.
+ */
+export function explainDict(d: ViewDecision, options: ExplainOptions): Record<string, unknown> {
+  const dict: Record<string, unknown> = {
+    decision_id: d.decisionId,
+    plan_id: d.planId,
+    sequence_number: d.seq,
+    parent_decision_id: d.parentDecisionId,
+    decision_type: d.type,
+    phase: d.phase,
+    question: d.question,
+    chosen_option: d.chosenOption,
+    alternatives_considered: d.alternatives,
+    confidence_score: d.confidence,
+    actor: d.actor,
+    created_at: d.createdAt,
+  };
+  if (d.downstreamDecisionIds.length > 0) dict.downstream_decision_ids = d.downstreamDecisionIds;
+  if (d.downstreamPlanIds.length > 0) dict.downstream_plan_ids = d.downstreamPlanIds;
+  if (d.artifactsProduced.length > 0) dict.artifacts_produced = d.artifactsProduced;
+  if (d.isCorrection) {
+    dict.is_correction = true;
+    dict.corrects_decision_id = d.correctsDecisionId;
+    dict.correction_reason = d.correctionReason;
+  }
+  if (d.supersededBy !== null) dict.superseded_by = d.supersededBy;
+  if (options.showContext) {
+    dict.hot_context_hash = d.hotContextHash;
+    dict.hot_context_ref = d.hotContextRef;
+    dict.relevant_resources = d.relevantResources;
+    dict.actor_state_ref = d.actorStateRef;
+    if (options.context !== undefined)
+      dict.context = options.context === null ? null : parseJson(options.context);
+  }
+  if (options.showReasoning) {
+    dict.rationale = d.rationale;
+    dict.actor_reasoning = d.actorReasoning;
+  }
+  return dict;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}

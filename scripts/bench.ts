@@ -1,0 +1,138 @@
+/**
+ * `npm run bench`: speed targets measured as ratios against a baseline run in the same process, so a noisy,
+ * shared machine changes both sides alike. Absolute figures are printed for the record, never asserted.
+ *
+ * Target (issue 5): `plan tree --format json` of a 10,000-decision plan in well under a second.
+ *   baseline: read the plan's decision rows and JSON.stringify them as they are
+ *   subject:  read them through the decision store, build the tree breadth-first, render the json rows
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ulid } from 'ulid';
+import type { DecisionWrite } from '../activities/contracts';
+import type { DecisionType } from '../domain/decision';
+import { planSpecSchema } from '../domain/schemas';
+import { treeRows } from '../domain/tree-view';
+import { createDecisionStore } from '../storage/decisions';
+import { migrateDatabase } from '../storage/migrate';
+import { createPlanStore } from '../storage/plans';
+import { createPrismaClient } from '../storage/prisma';
+
+const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 10_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+const BATCH = 500;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+async function time(run: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await run();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+/** A bushy tree like a long plan's: strategy choices under the root, implementation steps under those, and so on. */
+function decisionBatch(first: number, count: number): DecisionWrite[] {
+  const types: DecisionType[] = [
+    'strategy_choice',
+    'implementation_choice',
+    'resource_selection',
+    'tool_invocation',
+  ];
+  const writes: DecisionWrite[] = [];
+  for (let seq = first; seq < first + count; seq++) {
+    const root = seq === 0;
+    writes.push({
+      seq,
+      draft: {
+        type: root ? 'prompt_definition' : (types[seq % types.length] as DecisionType),
+        question: `question ${seq}`,
+        chosenOption: `option ${seq}`,
+        alternatives: [`alternative ${seq}a`, `alternative ${seq}b`],
+        confidence: root ? null : (seq % 100) / 100,
+        rationale: `because ${seq}`,
+        // Each decision hangs under one of the decisions before it: about 5 children per parent.
+        parentSeq: root ? null : Math.floor((seq - 1) / 5),
+        phase: 'STRATEGIZE',
+        actor: 'bench',
+      },
+    });
+  }
+  return writes;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agents-bench-'));
+  const url = `file:${path.join(dir, 'bench.db')}`;
+  await migrateDatabase(url);
+  const prisma = createPrismaClient(url);
+  try {
+    const plans = createPlanStore(prisma);
+    const decisions = createDecisionStore(prisma);
+    const planId = ulid();
+    await plans.recordPlanCreated({
+      eventSeq: 0,
+      spec: planSpecSchema.parse({
+        planId,
+        name: 'bench',
+        actionName: 'local/example',
+        projects: [{ projectName: 'local/demo' }],
+        automationLevel: 'FULL_AUTOMATION',
+        createdAt: new Date().toISOString(),
+      }),
+    });
+    const loadMs = await time(async () => {
+      for (let first = 0, eventSeq = 1; first < DECISIONS; first += BATCH, eventSeq++) {
+        await plans.recordPlanState({
+          planId,
+          eventSeq,
+          at: new Date().toISOString(),
+          event: 'PHASE_STARTED',
+          phase: 'STRATEGIZE',
+          state: 'PROCESSING',
+          actor: 'bench',
+          message: null,
+          error: null,
+          decisions: decisionBatch(first, Math.min(BATCH, DECISIONS - first)),
+        });
+      }
+    });
+
+    const baseline: number[] = [];
+    const subject: number[] = [];
+    let bytes = 0;
+    for (let i = 0; i < RUNS; i++) {
+      baseline.push(
+        await time(async () => {
+          const rows = await prisma.decision.findMany({ where: { planId }, orderBy: { seq: 'asc' } });
+          JSON.stringify(rows);
+        }),
+      );
+      subject.push(
+        await time(async () => {
+          const tree = await decisions.getTree(planId);
+          bytes = JSON.stringify({ plan_id: planId, nodes: treeRows(tree) }, null, 2).length;
+        }),
+      );
+    }
+    const b = median(baseline);
+    const s = median(subject);
+    console.log(`decisions: ${DECISIONS} (written in ${Math.round(loadMs)} ms, batches of ${BATCH})`);
+    console.log(`baseline  read rows + JSON.stringify:          median ${b.toFixed(1)} ms over ${RUNS} runs`);
+    console.log(
+      `plan tree read + build tree + json rendering:  median ${s.toFixed(1)} ms (${bytes} bytes of JSON)`,
+    );
+    console.log(`ratio subject/baseline: ${(s / b).toFixed(2)}`);
+  } finally {
+    await prisma.$disconnect();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,53 @@
+/**
+ * Decision contexts, content-addressed: a context is stored once per distinct SHA-256 of its canonical JSON, and
+ * decisions keep the hash and the reference `sha256:<hash>`. Hashing uses node:crypto, so it lives here and not in
+ * the domain (which the workflow bundle imports).
+ */
+import { createHash } from 'node:crypto';
+import { canonicalJson, contextRef } from '../domain/decision-context';
+import { inChunks } from './chunks';
+import type { Prisma } from './generated/prisma/client';
+
+export interface SerialisedContext {
+  /** SHA-256 of `content`, lowercase hex. */
+  hash: string;
+  /** `sha256:<hash>`. */
+  ref: string;
+  /** Canonical JSON: the exact text that was hashed and is stored. */
+  content: string;
+  /** Bytes of `content` in UTF-8. */
+  size: number;
+}
+
+/** SHA-256 (lowercase hex) of the value's canonical JSON; throws TypeError when it is not JSON-serialisable. */
+export function contextHash(value: unknown): string {
+  return serialiseContext(value).hash;
+}
+
+export function serialiseContext(value: unknown): SerialisedContext {
+  const content = canonicalJson(value);
+  const bytes = Buffer.from(content, 'utf8');
+  const hash = createHash('sha256').update(bytes).digest('hex');
+  return { hash, ref: contextRef(hash), content, size: bytes.length };
+}
+
+/**
+ * Inserts the contexts not stored yet (insert-if-absent by hash). Call inside a transaction that holds the write
+ * lock, so no other writer can add the same hash between the read and the insert.
+ */
+export async function storeContexts(
+  tx: Prisma.TransactionClient,
+  contexts: readonly SerialisedContext[],
+  at: Date,
+): Promise<void> {
+  const distinct = new Map(contexts.map((context) => [context.hash, context]));
+  if (distinct.size === 0) return;
+  const stored = await inChunks([...distinct.keys()], (hashes) =>
+    tx.decisionContext.findMany({ where: { hash: { in: hashes } }, select: { hash: true } }),
+  );
+  for (const { hash } of stored) distinct.delete(hash);
+  if (distinct.size === 0) return;
+  await tx.decisionContext.createMany({
+    data: [...distinct.values()].map(({ hash, content, size }) => ({ hash, content, size, createdAt: at })),
+  });
+}
