@@ -36,7 +36,9 @@ export function runBuiltinPhase(input: RunPhaseInput): RunPhaseResult {
           }),
         ],
       };
-    case 'EXECUTE':
+    case 'EXECUTE': {
+      const writable = spec.projects.filter((p) => !p.readOnly).map((p) => p.projectName);
+      const readOnly = spec.projects.filter((p) => p.readOnly).map((p) => p.projectName);
       return {
         summary: `Executed ${spec.actionName} (attempt ${input.attempt})`,
         decisions: [
@@ -49,8 +51,24 @@ export function runBuiltinPhase(input: RunPhaseInput): RunPhaseResult {
             rationale:
               'A sandbox keeps the projects untouched until Apply validates and writes the changeset.',
           }),
+          {
+            ...draft({
+              type: 'resource_selection',
+              question: 'Which projects may this plan change?',
+              chosenOption:
+                writable.length > 0 ? writable.join(', ') : 'none (every linked project is read-only)',
+              alternatives: readOnly,
+              rationale:
+                readOnly.length > 0
+                  ? `${readOnly.join(', ')} linked read-only: read, never written.`
+                  : 'Every linked project is writable.',
+            }),
+            // Under the implementation choice it refines, recorded in the same batch.
+            parentSeq: input.firstDecisionSeq,
+          },
         ],
       };
+    }
     case 'APPLY':
       return {
         summary: `Applied the changeset of ${spec.actionName} to ${projects}`,

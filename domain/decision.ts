@@ -94,17 +94,21 @@ export function checkDecisionDraft(draft: DecisionRuleInput, seq: number): strin
   return undefined;
 }
 
-/** Where the decisions of each work phase hang: the tree grows one level per phase under the prompt. */
+/** What the root decision states: the plan's prompt as seed 004 defines it. */
 export interface PromptFacts {
   actionName: string;
   projects: ReadonlyArray<{ projectName: string }>;
   arguments: Readonly<Record<string, unknown>>;
   argumentsOrder: readonly string[];
   description: string;
+  definitionOfDone: string | null;
   createdBy: string;
 }
 
-/** The root of every plan's tree: the prompt the plan was created with, as seed 004 defines it. */
+/**
+ * The root of every plan's tree: the prompt the plan was created with (action, arguments, definition of done).
+ * The prompt is also its context snapshot, so `plan explain --show-context` prints exactly what the plan was given.
+ */
 export function promptDefinitionDraft(prompt: PromptFacts): DecisionDraft {
   const args = prompt.argumentsOrder.map((k) => `${k}=${JSON.stringify(prompt.arguments[k])}`).join(', ');
   const projects = prompt.projects.map((p) => p.projectName).join(', ');
@@ -114,14 +118,49 @@ export function promptDefinitionDraft(prompt: PromptFacts): DecisionDraft {
     chosenOption:
       `Run ${prompt.actionName} on ${projects}` +
       (args === '' ? '' : ` with ${args}`) +
-      (prompt.description === '' ? '' : `: ${prompt.description}`),
+      (prompt.description === '' ? '' : `: ${prompt.description}`) +
+      (prompt.definitionOfDone === null ? '' : ` (done when: ${prompt.definitionOfDone})`),
     alternatives: [],
     confidence: null,
     rationale: `The plan's prompt as given by ${prompt.createdBy} at creation.`,
     parentSeq: null,
     phase: 'STRATEGIZE',
     actor: prompt.createdBy,
+    context: {
+      content: {
+        action_name: prompt.actionName,
+        projects: prompt.projects.map((p) => p.projectName),
+        arguments: Object.fromEntries(prompt.argumentsOrder.map((k) => [k, prompt.arguments[k]])),
+        description: prompt.description,
+        definition_of_done: prompt.definitionOfDone,
+      },
+    },
   };
+}
+
+/**
+ * One `invariant_enforced` decision per effective invariant, under the root, at the start of Strategize: the tree
+ * shows which constraints the plan runs under and where each came from.
+ */
+export function invariantEnforcedDrafts(
+  invariants: ReadonlyArray<{ text: string; scope: string; sourceName: string | null }>,
+  rootSeq: number,
+  actor: string,
+): DecisionDraft[] {
+  return invariants.map((invariant) => ({
+    type: 'invariant_enforced',
+    question: 'Which constraint must this plan respect?',
+    chosenOption: invariant.text,
+    alternatives: [],
+    confidence: null,
+    rationale:
+      `${invariant.scope} invariant` +
+      (invariant.sourceName === null ? '' : ` from ${invariant.sourceName}`) +
+      '; checked at every phase transition.',
+    parentSeq: rootSeq,
+    phase: 'STRATEGIZE',
+    actor,
+  }));
 }
 
 /** A person moved the plan forward (or retried a phase): recorded as seed 004's user_intervention. */

@@ -94,6 +94,43 @@ export function parseArgumentPairs(
   return { ok: true, arguments: values, order };
 }
 
+/**
+ * Plans started by an earlier version of the engine carry an earlier input: fields added since are missing, and a
+ * replaying worker must still run them. Every field added to PlanSpec after the first release gets its default
+ * here (the same default planSpecSchema gives), so the workflow never reads `undefined`.
+ */
+export function withInputDefaults(input: PlanSpec): PlanSpec {
+  const partial = input as Partial<PlanSpec> & Omit<PlanSpec, AddedFields>;
+  return {
+    ...input,
+    definitionOfDone: partial.definitionOfDone ?? null,
+    automationProfileName: partial.automationProfileName ?? null,
+    effectiveProfileSnapshot: partial.effectiveProfileSnapshot ?? null,
+    invariants: partial.invariants ?? [],
+    actors: partial.actors ?? {
+      strategyActor: null,
+      executionActor: null,
+      estimationActor: null,
+      invariantActor: null,
+    },
+    tags: partial.tags ?? [],
+    parentPlanId: partial.parentPlanId ?? null,
+    rootPlanId: partial.rootPlanId ?? null,
+    depth: partial.depth ?? 0,
+  };
+}
+
+type AddedFields =
+  | 'definitionOfDone'
+  | 'automationProfileName'
+  | 'effectiveProfileSnapshot'
+  | 'invariants'
+  | 'actors'
+  | 'tags'
+  | 'parentPlanId'
+  | 'rootPlanId'
+  | 'depth';
+
 /** The snapshot of a plan that has just been created and not yet picked up by a worker. */
 export function initialSnapshot(spec: PlanSpec, workflowId: string): PlanSnapshot {
   return {

@@ -14,11 +14,11 @@ import {
 import type { PlanActivities } from '../activities';
 import type { PlanEventType, RecordPlanStateInput } from '../activities/contracts';
 import type { DecisionDraft } from '../domain/decision';
-import { promptDefinitionDraft, userInterventionDraft } from '../domain/decision';
+import { invariantEnforcedDrafts, promptDefinitionDraft, userInterventionDraft } from '../domain/decision';
 import type { Phase, ProcessingState, WorkPhase } from '../domain/lifecycle';
 import { canAdvance, canRetry, canTransition, requiresApproval } from '../domain/lifecycle';
 import type { PlanError, PlanSnapshot } from '../domain/plan';
-import { initialSnapshot } from '../domain/plan';
+import { initialSnapshot, withInputDefaults } from '../domain/plan';
 import {
   ERROR_TYPES,
   NON_RETRYABLE_ERROR_TYPES,
@@ -66,7 +66,8 @@ function now(): string {
   return new Date().toISOString();
 }
 
-export async function planWorkflow(spec: PlanWorkflowInput): Promise<PlanWorkflowResult> {
+export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkflowResult> {
+  const spec = withInputDefaults(input);
   const plan: PlanSnapshot = initialSnapshot(spec, workflowInfo().workflowId);
 
   // Sequence numbers are allocated here, in deterministic workflow code, and handed to activities: a retried
@@ -181,10 +182,14 @@ export async function planWorkflow(spec: PlanWorkflowInput): Promise<PlanWorkflo
   const runPhaseToCompletion = async (phase: WorkPhase): Promise<void> => {
     for (let attempt = 1; ; attempt++) {
       const isFirstStrategize = phase === 'STRATEGIZE' && attempt === 1;
-      const root = isFirstStrategize ? [promptDefinitionDraft(spec)] : [];
+      // The root and the invariants it runs under are recorded in one batch, with the phase's start.
+      const rootSeq = decisionSeq;
+      const root = isFirstStrategize
+        ? [promptDefinitionDraft(spec), ...invariantEnforcedDrafts(spec.invariants, rootSeq, WORKFLOW_ACTOR)]
+        : [];
       const ids = await change('PHASE_STARTED', { state: 'PROCESSING' }, { decisions: root });
       if (isFirstStrategize) {
-        plan.decisionRootId = ids[0] ?? null;
+        plan.decisionRootId = ids[rootSeq] ?? null;
       }
       try {
         const result = await runPhase({
@@ -245,6 +250,10 @@ export async function planWorkflow(spec: PlanWorkflowInput): Promise<PlanWorkflo
       await change('PHASE_ADVANCED', { phase: to, state: to === 'APPLIED' ? 'COMPLETE' : 'QUEUED' });
       return;
     }
+    // The gate opens before its record is written (the one exception to "write first, show second"): a person who
+    // sees AWAITING_APPROVAL in the database can then always advance at once. An advance accepted meanwhile is
+    // applied only after the record, so the events stay in order.
+    plan.awaitingApproval = true;
     await change(
       'AWAITING_APPROVAL',
       { awaitingApproval: true },

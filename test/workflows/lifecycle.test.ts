@@ -64,7 +64,7 @@ describe('FULL_AUTOMATION', () => {
   it('runs through every phase to APPLIED without stopping', async () => {
     const created = await newPlan('FULL_AUTOMATION');
     const result = await h.withWorker(() => h.env.client.workflow.getHandle(created.workflowId).result());
-    expect(result).toEqual({ planId: created.planId, phase: 'APPLIED', decisionCount: 4 });
+    expect(result).toEqual({ planId: created.planId, phase: 'APPLIED', decisionCount: 5 });
 
     const plan = await h.plans.getPlan(created.planId);
     expect(plan).toMatchObject({
@@ -96,6 +96,7 @@ describe('FULL_AUTOMATION', () => {
       'prompt_definition',
       'strategy_choice',
       'implementation_choice',
+      'resource_selection',
       'tool_invocation',
     ]);
     expect(decisions[0]?.parentDecisionId).toBeNull();

@@ -1,0 +1,136 @@
+/**
+ * `plan tree` and `plan explain` on a plan run end to end through the real workflow, activities and database.
+ */
+import YAML from 'yaml';
+import { planWorkflowId } from '../../domain/ids';
+import { createHarness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
+
+let h: Harness;
+let planId: string;
+
+beforeAll(async () => {
+  h = await createHarness();
+  const created = await h.client.create({
+    actionName: 'local/code-review',
+    projects: ['local/demo', 'local/docs::ro'],
+    automationLevel: 'FULL_AUTOMATION',
+    arguments: { path: 'src' },
+    createdBy: 'tester',
+  });
+  planId = created.planId;
+  await h.withWorker(() => h.env.client.workflow.getHandle(planWorkflowId(planId)).result());
+});
+
+afterAll(async () => {
+  await h?.teardown();
+});
+
+interface Node {
+  seq: number;
+  depth: number;
+  decision_type: string;
+  decision_id: string;
+  parent_decision_id: string | null;
+}
+
+it('records the prompt, the invariants it runs under and one branch per phase', async () => {
+  const out = await h.cli('plan', 'tree', planId, '--format', 'json');
+  expect(out.stderr).toBe('');
+  const tree = JSON.parse(out.stdout) as { plan_id: string; nodes: Node[] };
+  expect(tree.plan_id).toBe(planId);
+  expect(tree.nodes.map((n) => [n.depth, n.decision_type])).toEqual([
+    [0, 'prompt_definition'],
+    [1, 'invariant_enforced'],
+    [1, 'strategy_choice'],
+    [2, 'implementation_choice'],
+    [3, 'resource_selection'],
+    [4, 'tool_invocation'],
+  ]);
+  expect(tree.nodes.map((n) => n.seq).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5]);
+  expect(YAML.parse((await h.cli('plan', 'tree', planId, '--format', 'yaml')).stdout)).toEqual(tree);
+});
+
+it('renders the tree in plain, table and rich with full ULIDs', async () => {
+  const tree = JSON.parse((await h.cli('plan', 'tree', planId, '--format', 'json')).stdout) as {
+    nodes: Node[];
+  };
+  for (const format of ['plain', 'table', 'rich']) {
+    const out = await h.cli('plan', 'tree', planId, '--format', format);
+    expect(out.code).toBe(0);
+    for (const node of tree.nodes) expect(out.stdout).toContain(node.decision_id);
+  }
+  const rich = (await h.cli('plan', 'tree', planId)).stdout.split('\n');
+  expect(rich[0]).toMatch(/^prompt_definition #0 [0-9A-Z]{26} {2}Run local\/code-review/);
+  expect(rich[1]).toMatch(/^├── invariant_enforced #1 /);
+  expect(rich[2]).toMatch(/^└── strategy_choice #2 /);
+  expect(rich[3]).toMatch(/^ {4}└── implementation_choice #3 /);
+});
+
+it('limits the depth', async () => {
+  const out = await h.cli('plan', 'tree', planId, '--depth', '1', '--format', 'json');
+  const tree = JSON.parse(out.stdout) as { nodes: Node[]; hidden_by_depth: number };
+  expect(tree.nodes.map((n) => n.decision_type)).toEqual([
+    'prompt_definition',
+    'invariant_enforced',
+    'strategy_choice',
+  ]);
+  expect(tree.hidden_by_depth).toBe(3);
+  expect((await h.cli('plan', 'tree', planId, '--depth', '1')).stdout).toContain('3 deeper decisions hidden');
+});
+
+it('explains a decision, with context and reasoning on request', async () => {
+  const tree = JSON.parse((await h.cli('plan', 'tree', planId, '--format', 'json')).stdout) as {
+    nodes: Node[];
+  };
+  const root = tree.nodes[0]!;
+  const plain = JSON.parse((await h.cli('plan', 'explain', root.decision_id, '--format', 'json')).stdout);
+  expect(plain).toMatchObject({
+    decision_id: root.decision_id,
+    decision_type: 'prompt_definition',
+    alternatives_considered: [],
+  });
+  expect(plain).not.toHaveProperty('hot_context_hash');
+  expect(plain).not.toHaveProperty('rationale');
+
+  const full = JSON.parse(
+    (
+      await h.cli(
+        'plan',
+        'explain',
+        root.decision_id,
+        '--show-context',
+        '--show-reasoning',
+        '--format',
+        'json',
+      )
+    ).stdout,
+  );
+  expect(full.hot_context_hash).toMatch(/^[0-9a-f]{64}$/);
+  expect(full.hot_context_ref).toBe(`sha256:${full.hot_context_hash}`);
+  expect(full.context).toMatchObject({
+    action_name: 'local/code-review',
+    arguments: { path: 'src', depth: 2, strict: false },
+    definition_of_done: expect.any(String),
+  });
+  expect(full.rationale).toMatch(/prompt as given by tester/);
+
+  const selection = tree.nodes.find((n) => n.decision_type === 'resource_selection')!;
+  const yaml = YAML.parse((await h.cli('plan', 'explain', selection.decision_id, '--format', 'yaml')).stdout);
+  expect(yaml).toMatchObject({ chosen_option: 'local/demo', alternatives_considered: ['local/docs'] });
+});
+
+it.each([
+  [['plan', 'tree', '01KB0F5ZQ3S5G9X2N6W8Y4T7RA'], 3, /no plan with id/],
+  [['plan', 'tree', 'nope'], 2, /is not a plan id/],
+  [['plan', 'tree', '01KB0F5ZQ3S5G9X2N6W8Y4T7RA', '--depth', '-1'], 2, /--depth/],
+  [['plan', 'explain', 'nope'], 2, /is not a decision id/],
+  [['plan', 'explain', '01KB0F5ZQ3S5G9X2N6W8Y4T7RA'], 3, /decision 01KB0F5ZQ3S5G9X2N6W8Y4T7RA not found/],
+  [['plan', 'tree', '01KB0F5ZQ3S5G9X2N6W8Y4T7RA', '--format', 'xml'], 2, /Allowed choices/],
+])('refuses %j', async (argv, code, message) => {
+  const out = await h.cli(...argv);
+  expect(out.code).toBe(code);
+  expect(out.stdout).toBe('');
+  expect(out.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(out.stderr).toMatch(message);
+});
