@@ -14,6 +14,7 @@ export const PLAN_EVENT_TYPES = [
   'AWAITING_APPROVAL',
   'PHASE_ADVANCED',
   'PHASE_RETRIED',
+  'DECISION_CORRECTED',
   'PLAN_APPLIED',
   'PLAN_CANCELLED',
 ] as const;
@@ -66,4 +67,32 @@ export interface RunPhaseResult {
   summary: string;
   /** In order; decision i gets sequence number firstDecisionSeq + i. */
   decisions: DecisionDraft[];
+}
+
+export interface CheckCorrectionInput {
+  planId: string;
+  decisionId: string;
+}
+
+export interface CheckCorrectionResult {
+  /** The corrected decision's sequence number: later decisions that would hang under it hang under the correction. */
+  correctedSeq: number;
+}
+
+export interface CorrectDecisionActivityInput {
+  planId: string;
+  decisionId: string;
+  interventionSeq: number;
+  correctionSeq: number;
+  eventSeq: number;
+  by: string;
+  chosenOption: string;
+  reason: string | null;
+  at: string;
+}
+
+export interface CorrectDecisionActivityResult {
+  interventionDecisionId: string;
+  correctionDecisionId: string;
+  supersededDecisionId: string;
 }

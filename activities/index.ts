@@ -1,9 +1,18 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { describeZodError, planSpecSchema } from '../domain/schemas';
 import { ERROR_TYPES } from '../workflows/definitions';
-import { DecisionRuleError, PlanNotFoundError, isTransientStorageError } from '../storage/errors';
-import type { PlanStore } from '../storage/types';
+import {
+  DecisionNotFoundError,
+  DecisionRuleError,
+  PlanNotFoundError,
+  isTransientStorageError,
+} from '../storage/errors';
+import type { DecisionStore, PlanStore } from '../storage/types';
 import type {
+  CheckCorrectionInput,
+  CheckCorrectionResult,
+  CorrectDecisionActivityInput,
+  CorrectDecisionActivityResult,
   RecordPlanCreatedInput,
   RecordPlanStateInput,
   RecordPlanStateResult,
@@ -14,6 +23,7 @@ import { runBuiltinPhase } from './phases';
 
 export interface ActivityDependencies {
   plans: PlanStore;
+  decisions: DecisionStore;
 }
 
 /**
@@ -23,6 +33,9 @@ export interface ActivityDependencies {
 function toFailure(err: unknown): unknown {
   if (err instanceof DecisionRuleError) {
     return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.DecisionRuleViolated);
+  }
+  if (err instanceof DecisionNotFoundError) {
+    return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.DecisionNotFound);
   }
   if (err instanceof PlanNotFoundError) {
     return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.PlanNotFound);
@@ -44,7 +57,7 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export function createActivities({ plans }: ActivityDependencies) {
+export function createActivities({ plans, decisions }: ActivityDependencies) {
   return {
     async recordPlanCreated(input: RecordPlanCreatedInput): Promise<void> {
       // A workflow started by another client (say `temporal workflow start`) gets the same validation as ours.
@@ -60,6 +73,48 @@ export function createActivities({ plans }: ActivityDependencies) {
 
     async recordPlanState(input: RecordPlanStateInput): Promise<RecordPlanStateResult> {
       return guarded(() => plans.recordPlanState(input));
+    },
+
+    /** Read-only: refuses before the workflow spends sequence numbers on a correction that cannot be made. */
+    async checkCorrection(input: CheckCorrectionInput): Promise<CheckCorrectionResult> {
+      return guarded(async () => {
+        const original = await decisions.getDecision(input.decisionId);
+        if (original.planId !== input.planId) throw new DecisionNotFoundError(input.decisionId, input.planId);
+        if (original.type === 'prompt_definition') {
+          throw new DecisionRuleError(
+            'the prompt_definition root is the plan prompt and cannot be corrected',
+            input.planId,
+          );
+        }
+        if (original.supersededBy !== null) {
+          throw new DecisionRuleError(
+            `decision ${original.decisionId} was already corrected by ${original.supersededBy}; correct that one`,
+            input.planId,
+          );
+        }
+        return { correctedSeq: original.seq };
+      });
+    },
+
+    async correctDecision(input: CorrectDecisionActivityInput): Promise<CorrectDecisionActivityResult> {
+      const result = await guarded(() =>
+        decisions.correct({
+          planId: input.planId,
+          decisionId: input.decisionId,
+          interventionSeq: input.interventionSeq,
+          correctionSeq: input.correctionSeq,
+          event: { seq: input.eventSeq, type: 'DECISION_CORRECTED', message: input.reason },
+          by: input.by,
+          chosenOption: input.chosenOption,
+          reason: input.reason,
+          at: input.at,
+        }),
+      );
+      return {
+        interventionDecisionId: result.intervention.decisionId,
+        correctionDecisionId: result.correction.decisionId,
+        supersededDecisionId: result.original.decisionId,
+      };
     },
 
     async runPhase(input: RunPhaseInput): Promise<RunPhaseResult> {

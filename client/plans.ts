@@ -22,9 +22,15 @@ import {
   PlanStateKey,
   TASK_QUEUE,
   advancePlanUpdate,
+  correctDecisionUpdate,
   retryPhaseUpdate,
 } from '../workflows/definitions';
-import type { AdvancePlanRequest, RetryPhaseRequest } from '../workflows/definitions';
+import type {
+  AdvancePlanRequest,
+  CorrectDecisionRequest,
+  CorrectDecisionResult,
+  RetryPhaseRequest,
+} from '../workflows/definitions';
 import type { ClientConfig } from './config';
 import { PlanClientError } from './errors';
 
@@ -178,6 +184,13 @@ export class PlanClient {
     );
   }
 
+  /** The running plan records the correction itself (an update), so its next decisions build on it. */
+  async correct(planId: string, request: CorrectDecisionRequest): Promise<CorrectDecisionResult> {
+    return this.command(planId, 'correct a decision of', (handle) =>
+      handle.executeUpdate(correctDecisionUpdate, { args: [request] }),
+    );
+  }
+
   async retry(idInput: string, request: RetryPhaseRequest): Promise<PlanSnapshot> {
     return this.command(idInput, 'retry', (handle) =>
       handle.executeUpdate(retryPhaseUpdate, { args: [request] }),
@@ -251,10 +264,7 @@ export class PlanClient {
       return await this.temporal.withDeadline(Date.now() + this.commandTimeoutMs, () => run(handle));
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
-        throw new PlanClientError(
-          'refused',
-          `cannot ${verb} plan ${planId}: ${err.cause?.message ?? err.message}`,
-        );
+        throw new PlanClientError('refused', `cannot ${verb} plan ${planId}: ${innermostMessage(err)}`);
       }
       if (err instanceof WorkflowNotFoundError) {
         throw await this.finishedError(planId, verb, 'COMPLETED');
@@ -322,6 +332,13 @@ export function parsePlanId(input: string): string {
     );
   }
   return planId;
+}
+
+/** A refusal from an activity arrives wrapped (update failure > activity failure > application failure). */
+function innermostMessage(err: Error): string {
+  let current: Error = err;
+  while (current.cause instanceof Error) current = current.cause;
+  return current.message;
 }
 
 function notFound(idInput: string): PlanClientError {

@@ -1,5 +1,6 @@
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { disconnectSharedPrismaClients, resolveDatabaseUrl, sharedPrismaClient } from '../storage/prisma';
+import { createDecisionStore } from '../storage/decisions';
 import { createPlanStore } from '../storage/plans';
 import { TASK_QUEUE } from '../workflows/definitions';
 import { loadWorkerConfig } from './config';
@@ -27,6 +28,7 @@ export async function runWorker(
       namespace: config.namespace,
       taskQueue,
       plans: createPlanStore(prisma),
+      decisions: createDecisionStore(prisma),
     });
     console.log(
       `worker: polling task queue ${taskQueue} on ${config.temporalAddress} (namespace ${config.namespace})`,

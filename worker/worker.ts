@@ -3,12 +3,13 @@ import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { PlanActivities } from '../activities';
 import { TASK_QUEUE } from '../workflows/definitions';
-import type { PlanStore } from '../storage/types';
+import type { DecisionStore, PlanStore } from '../storage/types';
 
 export interface PlanWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   plans: PlanStore;
+  decisions: DecisionStore;
   taskQueue?: string;
   /** Tests replace single activities; production passes nothing. */
   activityOverrides?: Partial<PlanActivities>;
@@ -19,7 +20,10 @@ export interface PlanWorkerOptions {
 export const WORKFLOWS_PATH = require.resolve('../workflows');
 
 export async function createPlanWorker(options: PlanWorkerOptions): Promise<Worker> {
-  const activities = { ...createActivities({ plans: options.plans }), ...options.activityOverrides };
+  const activities = {
+    ...createActivities({ plans: options.plans, decisions: options.decisions }),
+    ...options.activityOverrides,
+  };
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,

@@ -32,8 +32,25 @@ export interface RetryPhaseRequest {
   reason?: string;
 }
 
+export interface CorrectDecisionRequest {
+  by: string;
+  decisionId: string;
+  /** The option chosen instead of the decision's. */
+  chosenOption: string;
+  reason?: string;
+}
+
+export interface CorrectDecisionResult {
+  interventionDecisionId: string;
+  correctionDecisionId: string;
+  supersededDecisionId: string;
+}
+
 export const advancePlanUpdate = defineUpdate<PlanSnapshot, [AdvancePlanRequest]>('advancePlan');
 export const retryPhaseUpdate = defineUpdate<PlanSnapshot, [RetryPhaseRequest]>('retryPhase');
+export const correctDecisionUpdate = defineUpdate<CorrectDecisionResult, [CorrectDecisionRequest]>(
+  'correctDecision',
+);
 export const getPlanQuery = defineQuery<PlanSnapshot>('getPlan');
 
 /** Search attributes: the Web UI and `temporal workflow list --query` filter plans by these. */
@@ -64,6 +81,7 @@ export const ERROR_TYPES = {
   IllegalTransition: 'IllegalTransition',
   DecisionRuleViolated: 'DecisionRuleViolated',
   PlanNotFound: 'PlanNotFound',
+  DecisionNotFound: 'DecisionNotFound',
   PhaseFailed: 'PhaseFailed',
   StorageUnavailable: 'StorageUnavailable',
 } as const;
@@ -74,4 +92,5 @@ export const NON_RETRYABLE_ERROR_TYPES: ErrorType[] = [
   ERROR_TYPES.IllegalTransition,
   ERROR_TYPES.DecisionRuleViolated,
   ERROR_TYPES.PlanNotFound,
+  ERROR_TYPES.DecisionNotFound,
 ];

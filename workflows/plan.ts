@@ -16,7 +16,7 @@ import type { PlanEventType, RecordPlanStateInput } from '../activities/contract
 import type { DecisionDraft } from '../domain/decision';
 import { invariantEnforcedDrafts, promptDefinitionDraft, userInterventionDraft } from '../domain/decision';
 import type { Phase, ProcessingState, WorkPhase } from '../domain/lifecycle';
-import { canAdvance, canRetry, canTransition, requiresApproval } from '../domain/lifecycle';
+import { canAdvance, canRetry, canTransition, isFinished, requiresApproval } from '../domain/lifecycle';
 import type { PlanError, PlanSnapshot } from '../domain/plan';
 import { initialSnapshot, withInputDefaults } from '../domain/plan';
 import {
@@ -28,6 +28,7 @@ import {
   PlanPhaseKey,
   PlanStateKey,
   advancePlanUpdate,
+  correctDecisionUpdate,
   getPlanQuery,
   retryPhaseUpdate,
 } from './definitions';
@@ -39,14 +40,15 @@ import type {
 } from './definitions';
 
 /** Recording must eventually succeed: storage hiccups retry without limit, rule violations do not retry. */
-const { recordPlanCreated, recordPlanState } = proxyActivities<PlanActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: {
-    initialInterval: '500 milliseconds',
-    maximumInterval: '30 seconds',
-    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
-  },
-});
+const { recordPlanCreated, recordPlanState, checkCorrection, correctDecision } =
+  proxyActivities<PlanActivities>({
+    startToCloseTimeout: '30 seconds',
+    retry: {
+      initialInterval: '500 milliseconds',
+      maximumInterval: '30 seconds',
+      nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+    },
+  });
 
 /** Phase work retries a few times on its own; after that the phase is ERRORED and a person decides. */
 const { runPhase } = proxyActivities<PlanActivities>({
@@ -111,6 +113,43 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
         const verdict =
           approval === null ? canAdvance(plan, request.expectedPhase) : pendingAdvance(plan.phase);
         if (!verdict.ok) throw new Error(verdict.reason);
+      },
+    },
+  );
+
+  setHandler(
+    correctDecisionUpdate,
+    async (request) => {
+      // Checked before any number is spent, so a refused correction leaves no gap in the sequence.
+      const { correctedSeq } = await checkCorrection({ planId: plan.planId, decisionId: request.decisionId });
+      const interventionSeq = allocateDecisions(2);
+      const result = await correctDecision({
+        planId: plan.planId,
+        decisionId: request.decisionId,
+        interventionSeq,
+        correctionSeq: interventionSeq + 1,
+        eventSeq: eventSeq++,
+        by: request.by,
+        chosenOption: request.chosenOption,
+        reason: request.reason ?? null,
+        at: now(),
+      });
+      plan.decisionCount = decisionSeq;
+      // What comes next builds on the correction, not on the choice it replaced.
+      if (parentDecisionSeq === correctedSeq) parentDecisionSeq = interventionSeq + 1;
+      return result;
+    },
+    {
+      validator: (request) => {
+        requireActor(request.by);
+        if (typeof request.chosenOption !== 'string' || request.chosenOption.trim() === '') {
+          throw new Error('a correction needs the option chosen instead (--option)');
+        }
+        if (isFinished(plan)) {
+          throw new Error(
+            `the plan has finished (${plan.phase}, ${plan.state}); its decisions can no longer change`,
+          );
+        }
       },
     },
   );
@@ -192,20 +231,27 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
         plan.decisionRootId = ids[rootSeq] ?? null;
       }
       try {
+        const assumedFirst = decisionSeq;
         const result = await runPhase({
           spec,
           phase,
           attempt,
-          firstDecisionSeq: decisionSeq,
+          firstDecisionSeq: assumedFirst,
           parentDecisionSeq,
         });
-        if (result.decisions.length > 0) {
-          parentDecisionSeq = decisionSeq + result.decisions.length - 1;
+        // A correction may have taken sequence numbers while the phase ran: the batch then starts later, and links
+        // inside it move along. change() allocates from decisionSeq before its first await, so this is exact.
+        const shift = decisionSeq - assumedFirst;
+        const decisions = result.decisions.map((d) =>
+          d.parentSeq !== null && d.parentSeq >= assumedFirst ? { ...d, parentSeq: d.parentSeq + shift } : d,
+        );
+        if (decisions.length > 0) {
+          parentDecisionSeq = decisionSeq + decisions.length - 1;
         }
         await change(
           'PHASE_COMPLETED',
           { state: 'COMPLETE', error: null },
-          { message: result.summary, decisions: result.decisions },
+          { message: result.summary, decisions },
         );
         return;
       } catch (err) {

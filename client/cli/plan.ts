@@ -234,6 +234,31 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
       });
       ctx.show(doc, opts.format);
     });
+
+  plan
+    .command('correct')
+    .description('replace a decision of a running plan with another option (recorded as a correction)')
+    .argument('<decision-id>', 'decision id (26-character ULID, as `plan tree` prints it)')
+    .requiredOption('-o, --option <text>', 'the option chosen instead')
+    .requiredOption('-r, --reason <text>', 'why (recorded as the correction reason)')
+    .addOption(byOption(ctx.io))
+    .addOption(formatOption())
+    .action(async (id: string, opts) => {
+      const decisionId = parseDecisionId(id);
+      const original = await ctx.withStores(({ decisions }) => decisions.getDecision(decisionId));
+      const result = await ctx.withPlans((client) =>
+        client.correct(original.planId, {
+          by: opts.by as string,
+          decisionId,
+          chosenOption: opts.option as string,
+          reason: opts.reason as string,
+        }),
+      );
+      const correction = await ctx.withStores(({ decisions }) =>
+        decisions.getDecision(result.correctionDecisionId),
+      );
+      ctx.show(explainDict(correction, { showContext: false, showReasoning: true }), opts.format);
+    });
 }
 
 function parseDecisionId(input: string): string {

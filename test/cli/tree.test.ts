@@ -134,3 +134,77 @@ it.each([
   expect(out.stderr.trimEnd().split('\n')).toHaveLength(1);
   expect(out.stderr).toMatch(message);
 });
+
+describe('corrections', () => {
+  it('replaces a decision of a running plan; the next phase builds on the correction', async () => {
+    await h.withWorker(async () => {
+      const created = await h.client.create({
+        actionName: 'local/example',
+        projects: ['local/demo'],
+        automationLevel: 'MANUAL',
+        arguments: {},
+        createdBy: 'tester',
+      });
+      await h.client.waitForInput(created.planId);
+      const before = JSON.parse((await h.cli('plan', 'tree', created.planId, '--format', 'json')).stdout) as {
+        nodes: Node[];
+      };
+      const strategy = before.nodes.find((n) => n.decision_type === 'strategy_choice')!;
+      const root = before.nodes[0]!;
+
+      const refusedRoot = await h.cli('plan', 'correct', root.decision_id, '--option', 'x', '--reason', 'y');
+      expect(refusedRoot.code).toBe(4);
+      expect(refusedRoot.stderr).toMatch(/cannot be corrected/);
+
+      const corrected = await h.cli(
+        'plan',
+        'correct',
+        strategy.decision_id,
+        '--option',
+        'One child plan per project',
+        '--reason',
+        'the projects release separately',
+        '--format',
+        'json',
+      );
+      expect(corrected.stderr).toBe('');
+      expect(JSON.parse(corrected.stdout)).toMatchObject({
+        decision_type: 'strategy_choice',
+        chosen_option: 'One child plan per project',
+        is_correction: true,
+        corrects_decision_id: strategy.decision_id,
+        correction_reason: 'the projects release separately',
+      });
+      const again = await h.cli('plan', 'correct', strategy.decision_id, '--option', 'z', '--reason', 'z');
+      expect(again.code).toBe(4);
+      expect(again.stderr).toMatch(/already corrected/);
+
+      const current = JSON.parse(
+        (await h.cli('plan', 'tree', created.planId, '--format', 'json')).stdout,
+      ) as {
+        nodes: Node[];
+        hidden_superseded: number;
+      };
+      expect(current.nodes.map((n) => n.decision_id)).not.toContain(strategy.decision_id);
+      expect(current.hidden_superseded).toBe(1);
+      const all = JSON.parse(
+        (await h.cli('plan', 'tree', created.planId, '--show-superseded', '--format', 'json')).stdout,
+      ) as { nodes: Array<Node & { superseded: boolean }> };
+      expect(all.nodes.find((n) => n.decision_id === strategy.decision_id)).toMatchObject({
+        superseded: true,
+      });
+      const explained = JSON.parse(
+        (await h.cli('plan', 'explain', strategy.decision_id, '--format', 'json')).stdout,
+      );
+      expect(explained.superseded_by).toBe(JSON.parse(corrected.stdout).decision_id);
+
+      await h.client.advance(created.planId, { by: 'tester', expectedPhase: 'STRATEGIZE' });
+      await h.client.waitForInput(created.planId);
+      const decisions = await h.plans.listDecisions(created.planId);
+      expect(decisions.map((d) => d.seq)).toEqual(decisions.map((_, i) => i));
+      const implementation = decisions.find((d) => d.type === 'implementation_choice')!;
+      expect(implementation.parentDecisionId).toBe(JSON.parse(corrected.stdout).decision_id);
+      await h.client.cancel(created.planId);
+    });
+  });
+});

@@ -15,6 +15,7 @@ import { runCli } from '../../client/cli/main';
 import { createLocalTestEnv } from '../../scripts/test-env';
 import { migrateDatabase } from '../../storage/migrate';
 import { createCatalogStore } from '../../storage/catalog';
+import { createDecisionStore } from '../../storage/decisions';
 import { createPlanStore } from '../../storage/plans';
 import { loadBuiltInActions } from '../../client/catalog';
 import { disconnectSharedPrismaClients, sharedPrismaClient } from '../../storage/prisma';
@@ -89,6 +90,7 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
       connection: env.nativeConnection,
       namespace: env.namespace ?? 'default',
       plans,
+      decisions: createDecisionStore(prisma),
       taskQueue,
       workflowBundle: bundle,
       ...(overrides ? { activityOverrides: overrides } : {}),
