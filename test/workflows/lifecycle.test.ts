@@ -389,3 +389,36 @@ describe('phase failure', () => {
     expect(failures).toBe(1);
   });
 });
+
+describe('a worker lost in the middle of recording', () => {
+  it('leaves no duplicate and no missing decision when a new worker retries the write', async () => {
+    const created = await newPlan('FULL_AUTOMATION');
+    let crashed!: () => void;
+    const crash = new Promise<void>((resolve) => (crashed = resolve));
+    // The first worker writes the batch and dies before Temporal hears of it: the write is committed, the
+    // activity is not, so the next worker runs the same write again.
+    await h.withWorker(() => crash, {
+      recordPlanState: async (input) => {
+        if (input.event === 'PHASE_COMPLETED' && input.phase === 'EXECUTE') {
+          await h.plans.recordPlanState(input);
+          crashed();
+          throw ApplicationFailure.retryable('worker lost after writing', 'WorkerLost');
+        }
+        return h.plans.recordPlanState(input);
+      },
+    });
+    await h.withWorker(() => h.env.client.workflow.getHandle(created.workflowId).result());
+    const decisions = await h.plans.listDecisions(created.planId);
+    expect(decisions.map((d) => d.seq)).toEqual([0, 1, 2, 3, 4]);
+    expect(decisions.map((d) => d.type)).toEqual([
+      'prompt_definition',
+      'strategy_choice',
+      'implementation_choice',
+      'resource_selection',
+      'tool_invocation',
+    ]);
+    const events = await h.plans.listEvents(created.planId);
+    expect(events.filter((e) => e.type === 'PHASE_COMPLETED' && e.phase === 'EXECUTE')).toHaveLength(1);
+    await expectConsistentHistory(created.planId);
+  });
+});
