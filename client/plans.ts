@@ -7,7 +7,7 @@ import type { AutomationLevel } from '../domain/lifecycle';
 import { initialSnapshot } from '../domain/plan';
 import type { PlanSnapshot } from '../domain/plan';
 import type { PlanSpec } from '../domain/schemas';
-import type { CatalogStore, PlanFilter, PlanRecord, PlanStore } from '../storage/types';
+import type { CatalogStore, PlanRecord, PlanStore } from '../storage/types';
 import { getOrFail, openStores } from './catalog';
 import type { Project } from '../domain/catalog';
 import { checkProjectLinks, parseProjectLinkOption } from '../domain/project-link';
@@ -172,10 +172,6 @@ export class PlanClient {
       awaitingApproval: events.at(-1)?.type === 'AWAITING_APPROVAL',
       workflowStatus: description.status.name,
     };
-  }
-
-  async list(filter: PlanFilter = {}): Promise<PlanRecord[]> {
-    return this.plans.listPlans(filter);
   }
 
   async advance(idInput: string, request: AdvancePlanRequest): Promise<PlanSnapshot> {
