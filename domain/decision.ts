@@ -276,3 +276,44 @@ export function correctionDrafts(
     },
   };
 }
+
+/** Every field of a recorded decision, in seed 004's groups: what storage returns and the CLI shows. */
+export interface DecisionFields {
+  // Identity
+  decisionId: string;
+  planId: string;
+  /** Monotonic within the plan, 0-indexed, never reused. */
+  seq: number;
+  parentDecisionId: string | null;
+  // Classification
+  type: DecisionType;
+  phase: Phase;
+  // Content
+  question: string;
+  chosenOption: string;
+  alternatives: string[];
+  confidence: number | null;
+  // Context snapshot
+  /** SHA-256 (lowercase hex) of the context's canonical JSON; null when no context was captured. */
+  hotContextHash: string | null;
+  /** `sha256:<hotContextHash>`; DecisionStore.getContext(ref) returns the stored context. */
+  hotContextRef: string | null;
+  relevantResources: ResourceRef[];
+  actorStateRef: string | null;
+  // Rationale
+  rationale: string;
+  actorReasoning: string | null;
+  // Downstream impact
+  /** The decisions recorded with this one as their parent, by sequence number. */
+  downstreamDecisionIds: string[];
+  downstreamPlanIds: string[];
+  artifactsProduced: ArtifactRef[];
+  // Correction metadata
+  isCorrection: boolean;
+  correctsDecisionId: string | null;
+  correctionReason: string | null;
+  supersededBy: string | null;
+  // Bookkeeping
+  actor: string;
+  createdAt: string;
+}

@@ -4,37 +4,10 @@
  */
 import type { DecisionTree, DecisionTreeNode } from './decision-tree';
 import { depthFirst } from './decision-tree';
-import type { DecisionType } from './decision';
-import type { Phase } from './lifecycle';
+import type { DecisionFields } from './decision';
 
-/** The fields of a stored decision these views read (storage's DecisionRecord has them all). */
-export interface ViewDecision {
-  decisionId: string;
-  planId: string;
-  seq: number;
-  parentDecisionId: string | null;
-  type: DecisionType;
-  phase: Phase;
-  question: string;
-  chosenOption: string;
-  alternatives: string[];
-  confidence: number | null;
-  hotContextHash: string | null;
-  hotContextRef: string | null;
-  relevantResources: Array<{ kind: string; uri: string; description?: string }>;
-  actorStateRef: string | null;
-  rationale: string;
-  actorReasoning: string | null;
-  downstreamDecisionIds: string[];
-  downstreamPlanIds: string[];
-  artifactsProduced: Array<{ kind: string; uri: string; description?: string }>;
-  isCorrection: boolean;
-  correctsDecisionId: string | null;
-  correctionReason: string | null;
-  supersededBy: string | null;
-  actor: string;
-  createdAt: string;
-}
+/** The views read every field of a recorded decision. */
+export type ViewDecision = DecisionFields;
 
 export const TREE_COLUMNS = [
   'seq',

@@ -10,7 +10,7 @@ import type {
   RecordPlanStateResult,
 } from '../activities/contracts';
 import type { Action, AutomationProfile, Project, Stored } from '../domain/catalog';
-import type { ArtifactRef, DecisionType, ResourceRef } from '../domain/decision';
+import type { DecisionFields } from '../domain/decision';
 import type { DecisionTree, DecisionTreeOptions } from '../domain/decision-tree';
 import type { Phase, ProcessingState } from '../domain/lifecycle';
 import type { PlanFields } from '../domain/plan';
@@ -30,45 +30,8 @@ export interface PlanEventRecord {
 }
 
 /** Every field of seed 004's Decision, in its groups; "none" is null or an empty list. */
-export interface DecisionRecord {
-  // Identity
-  decisionId: string;
-  planId: string;
-  /** Monotonic within the plan, 0-indexed, never reused. */
-  seq: number;
-  parentDecisionId: string | null;
-  // Classification
-  type: DecisionType;
-  phase: Phase;
-  // Content
-  question: string;
-  chosenOption: string;
-  alternatives: string[];
-  confidence: number | null;
-  // Context snapshot
-  /** SHA-256 (lowercase hex) of the context's canonical JSON; null when no context was captured. */
-  hotContextHash: string | null;
-  /** `sha256:<hotContextHash>`; DecisionStore.getContext(ref) returns the stored context. */
-  hotContextRef: string | null;
-  relevantResources: ResourceRef[];
-  actorStateRef: string | null;
-  // Rationale
-  rationale: string;
-  actorReasoning: string | null;
-  // Downstream impact
-  /** The decisions recorded with this one as their parent, by sequence number. */
-  downstreamDecisionIds: string[];
-  downstreamPlanIds: string[];
-  artifactsProduced: ArtifactRef[];
-  // Correction metadata
-  isCorrection: boolean;
-  correctsDecisionId: string | null;
-  correctionReason: string | null;
-  supersededBy: string | null;
-  // Bookkeeping
-  actor: string;
-  createdAt: string;
-}
+/** A stored decision: exactly the decision fields of seed 004 (domain/decision.ts). */
+export type DecisionRecord = DecisionFields;
 
 export interface PlanFilter {
   phase?: Phase;
