@@ -7,7 +7,8 @@ import path from 'node:path';
 import { parseActionFile } from '../domain/action-file';
 import { automationProfileSchema, projectSchema } from '../domain/catalog';
 import type { Action, AutomationProfile, Project } from '../domain/catalog';
-import { describeZodError, namespacedNameSchema } from '../domain/schemas';
+import { parseNamespacedName } from '../domain/resolve';
+import { describeZodError } from '../domain/schemas';
 import { createCatalogStore } from '../storage/catalog';
 import { resolveDatabaseUrl, sharedPrismaClient } from '../storage/prisma';
 import { REPO_ROOT } from '../storage/sqlite';
@@ -36,11 +37,9 @@ export function openStores(config: Pick<ClientConfig, 'databaseUrl'>): Stores {
 }
 
 export function parseName(kind: string, raw: string): string {
-  const parsed = namespacedNameSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new PlanClientError('usage', `${kind} name "${raw}": ${describeZodError(parsed.error)}`);
-  }
-  return parsed.data;
+  const parsed = parseNamespacedName(`${kind} name`, raw);
+  if (!parsed.ok) throw new PlanClientError('usage', parsed.error);
+  return parsed.name;
 }
 
 /** Reads and validates an action file; nothing is stored unless the whole file is valid. */

@@ -166,10 +166,10 @@ export class PlanClient {
         `plan ${planId} is queued but no worker has picked it up yet; is a worker running (npm start)?`,
       );
     }
-    const events = await this.plans.listEvents(planId);
+    const last = await this.plans.lastEvent(planId);
     return {
       ...record,
-      awaitingApproval: events.at(-1)?.type === 'AWAITING_APPROVAL',
+      awaitingApproval: last?.type === 'AWAITING_APPROVAL',
       workflowStatus: description.status.name,
     };
   }
@@ -195,12 +195,11 @@ export class PlanClient {
 
   /** Requests cancellation and waits until the workflow has recorded it, so the database says CANCELLED. */
   async cancel(idInput: string): Promise<PlanRecord> {
-    const planId = parsePlanId(idInput);
     await this.command(idInput, 'cancel', async (handle) => {
       await handle.cancel();
       await handle.result().catch(() => undefined);
     });
-    const record = await this.plans.getPlan(planId);
+    const record = await this.plans.getPlan(parsePlanId(idInput));
     if (record === null) throw notFound(idInput);
     return record;
   }

@@ -116,11 +116,11 @@ async function main(): Promise<void> {
   say(`Temporal CLI: ${cliPath}`);
   await ensurePrismaClientGenerated();
   await migrateDatabase(config.databaseUrl);
+  say(`Application database: ${config.databaseUrl}`);
   const builtIns = await loadBuiltInActions(openStores(config).catalog);
   say(
     `Built-in actions: ${builtIns.length > 0 ? builtIns.join(', ') : 'none (user actions of the same names kept)'}`,
   );
-  say(`Application database: ${config.databaseUrl}`);
 
   server = await startDevServer({
     cliPath,

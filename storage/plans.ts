@@ -171,6 +171,11 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
       return rows.map(toPlanEventRecord);
     },
 
+    async lastEvent(planId) {
+      const row = await prisma.planEvent.findFirst({ where: { planId }, orderBy: { seq: 'desc' } });
+      return row === null ? null : toPlanEventRecord(row);
+    },
+
     // Unlike DecisionStore.listDecisions, an unknown plan simply has no decisions here.
     async listDecisions(planId) {
       const rows = await prisma.decision.findMany({ where: { planId }, orderBy: { seq: 'asc' } });

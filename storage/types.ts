@@ -54,6 +54,8 @@ export interface PlanStore {
   listPlans(filter?: PlanFilter): Promise<PlanRecord[]>;
   /** By sequence number. */
   listEvents(planId: string): Promise<PlanEventRecord[]>;
+  /** The newest event (highest sequence number), or null: one row, for views polled while a plan runs. */
+  lastEvent(planId: string): Promise<PlanEventRecord | null>;
   /** By sequence number. */
   listDecisions(planId: string): Promise<DecisionRecord[]>;
 }

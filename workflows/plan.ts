@@ -62,6 +62,8 @@ const { runPhase } = proxyActivities<PlanActivities>({
 
 const WORK_PHASES: readonly WorkPhase[] = ['STRATEGIZE', 'EXECUTE', 'APPLY'];
 const WORKFLOW_ACTOR = 'workflow';
+/** The prompt_definition is the first decision a plan records; people's interventions hang under it. */
+const ROOT_SEQ = 0;
 
 /** Workflow time is replayed from history, so this is deterministic. */
 function now(): string {
@@ -222,13 +224,12 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
     for (let attempt = 1; ; attempt++) {
       const isFirstStrategize = phase === 'STRATEGIZE' && attempt === 1;
       // The root and the invariants it runs under are recorded in one batch, with the phase's start.
-      const rootSeq = decisionSeq;
       const root = isFirstStrategize
-        ? [promptDefinitionDraft(spec), ...invariantEnforcedDrafts(spec.invariants, rootSeq, WORKFLOW_ACTOR)]
+        ? [promptDefinitionDraft(spec), ...invariantEnforcedDrafts(spec.invariants, ROOT_SEQ, WORKFLOW_ACTOR)]
         : [];
       const ids = await change('PHASE_STARTED', { state: 'PROCESSING' }, { decisions: root });
       if (isFirstStrategize) {
-        plan.decisionRootId = ids[rootSeq] ?? null;
+        plan.decisionRootId = ids[ROOT_SEQ] ?? null;
       }
       try {
         const assumedFirst = decisionSeq;
@@ -275,7 +276,7 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
                 alternatives: ['Cancel the plan'],
                 reason: request.reason,
                 phase,
-                parentSeq: 0,
+                parentSeq: ROOT_SEQ,
               }),
             ],
           },
@@ -321,7 +322,7 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
             alternatives: [`Stay in ${from}`, 'Cancel the plan'],
             reason: request.reason,
             phase: from,
-            parentSeq: 0,
+            parentSeq: ROOT_SEQ,
           }),
         ],
       },
