@@ -1,0 +1,306 @@
+/**
+ * The steps an action runs (issue 6): what the built-in actor does with no network, and what a model-backed
+ * strategy actor proposes. The action file and a model's structured output use the same snake_case shape, so one
+ * parser serves both:
+ *
+ *   steps:
+ *     - create: NOTES.md              # a file from a template (refused if it exists unless overwrite: true)
+ *       content: "{{greeting}}\n"
+ *     - replace: "src/**\/*.ts"        # a regular expression, in every file matching the glob
+ *       pattern: "Copyright \\d+"
+ *       with: "Copyright 2026"
+ *       require_match: true            # default true: a glob or pattern matching nothing fails the step
+ *     - move: old.txt
+ *       to: new.txt
+ *     - delete: "tmp/**"              # a path or a glob
+ *     - run: npm test                 # a shell command in the sandbox; a non-zero exit fails the step
+ *       timeout_seconds: 300
+ *   validation: npm test              # run in the sandbox after the steps; its outcome is the validation summary
+ *
+ * Every step may also say `description` and `project` (a linked project's name or alias; default: the first
+ * writable project). Texts are templates: `{{name}}` is the plan argument `name`; `{{plan.id}}`, `{{plan.name}}`,
+ * `{{project.name}}` and `{{project.alias}}` are the plan's and the step's project's. In `run` commands every
+ * substituted value is shell-quoted, so an argument cannot inject a command.
+ *
+ * Pure: no fs, no process; the actors in actors/ run the steps.
+ */
+import { z } from 'zod';
+
+export const STEP_KINDS = ['create', 'replace', 'move', 'delete', 'run'] as const;
+export type StepKind = (typeof STEP_KINDS)[number];
+
+const text = z.string().min(1, 'must not be empty');
+const common = {
+  description: z.string().optional(),
+  project: z.string().min(1).optional(),
+};
+
+const createFileSchema = z.strictObject({
+  create: text,
+  content: z.string(),
+  overwrite: z.boolean().optional(),
+  ...common,
+});
+const replaceFileSchema = z.strictObject({
+  replace: text,
+  pattern: text,
+  with: z.string(),
+  flags: z
+    .string()
+    .regex(/^[imsu]*$/, 'may contain only the regular-expression flags i, m, s and u (g is implied)')
+    .optional(),
+  require_match: z.boolean().optional(),
+  ...common,
+});
+const moveFileSchema = z.strictObject({ move: text, to: text, ...common });
+const deleteFileSchema = z.strictObject({ delete: text, require_match: z.boolean().optional(), ...common });
+const runFileSchema = z.strictObject({
+  run: text,
+  timeout_seconds: z.number().int().min(1).max(3600).optional(),
+  ...common,
+});
+
+const FILE_SCHEMAS = {
+  create: createFileSchema,
+  replace: replaceFileSchema,
+  move: moveFileSchema,
+  delete: deleteFileSchema,
+  run: runFileSchema,
+} as const;
+
+export type StepFile =
+  | z.infer<typeof createFileSchema>
+  | z.infer<typeof replaceFileSchema>
+  | z.infer<typeof moveFileSchema>
+  | z.infer<typeof deleteFileSchema>
+  | z.infer<typeof runFileSchema>;
+
+/**
+ * The step as written in an action file or returned by a model: the verb is the key holding the target. The verb
+ * picks the schema first, so an error names the field that is wrong (`steps.2.to: ...`) instead of "matches none
+ * of five shapes".
+ */
+export const stepFileSchema: z.ZodType<StepFile> = z.unknown().transform((value, ctx) => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `a step must be a mapping with one of the keys ${STEP_KINDS.join(', ')}`,
+    });
+    return z.NEVER;
+  }
+  const verbs = STEP_KINDS.filter((kind) => kind in value);
+  const verb = verbs[0];
+  if (verb === undefined || verbs.length > 1) {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        verb === undefined
+          ? `a step needs exactly one of the keys ${STEP_KINDS.join(', ')}`
+          : `a step has exactly one verb, got ${verbs.join(' and ')}`,
+    });
+    return z.NEVER;
+  }
+  const parsed = FILE_SCHEMAS[verb].safeParse(value);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, path: issue.path } as never);
+    return z.NEVER;
+  }
+  return parsed.data;
+});
+
+// A type alias, not an interface: Prisma's Json input accepts object types only without declared interfaces.
+type StepBase = {
+  description: string | null;
+  /** A linked project's name or alias; null means the plan's first writable project. */
+  project: string | null;
+};
+export type Step = StepBase &
+  (
+    | { kind: 'create'; path: string; content: string; overwrite: boolean }
+    | {
+        kind: 'replace';
+        files: string;
+        pattern: string;
+        replacement: string;
+        flags: string;
+        requireMatch: boolean;
+      }
+    | { kind: 'move'; from: string; to: string }
+    | { kind: 'delete'; files: string; requireMatch: boolean }
+    | { kind: 'run'; command: string; timeoutSeconds: number }
+  );
+
+export const DEFAULT_RUN_TIMEOUT_SECONDS = 600;
+
+/** Domain form of a parsed file step (the parse already checked the shape). */
+export function stepFromFile(file: StepFile): Step {
+  const base: StepBase = { description: file.description ?? null, project: file.project ?? null };
+  if ('create' in file) {
+    return {
+      ...base,
+      kind: 'create',
+      path: file.create,
+      content: file.content,
+      overwrite: file.overwrite ?? false,
+    };
+  }
+  if ('replace' in file) {
+    return {
+      ...base,
+      kind: 'replace',
+      files: file.replace,
+      pattern: file.pattern,
+      replacement: file.with,
+      flags: file.flags ?? '',
+      requireMatch: file.require_match ?? true,
+    };
+  }
+  if ('move' in file) return { ...base, kind: 'move', from: file.move, to: file.to };
+  if ('delete' in file)
+    return { ...base, kind: 'delete', files: file.delete, requireMatch: file.require_match ?? true };
+  return {
+    ...base,
+    kind: 'run',
+    command: file.run,
+    timeoutSeconds: file.timeout_seconds ?? DEFAULT_RUN_TIMEOUT_SECONDS,
+  };
+}
+
+/** The file form of a step (inverse of stepFromFile; defaults are left out). */
+export function stepToFile(step: Step): StepFile {
+  const common: { description?: string; project?: string } = {};
+  if (step.description !== null) common.description = step.description;
+  if (step.project !== null) common.project = step.project;
+  switch (step.kind) {
+    case 'create':
+      return {
+        create: step.path,
+        content: step.content,
+        ...(step.overwrite ? { overwrite: true } : {}),
+        ...common,
+      };
+    case 'replace':
+      return {
+        replace: step.files,
+        pattern: step.pattern,
+        with: step.replacement,
+        ...(step.flags === '' ? {} : { flags: step.flags }),
+        ...(step.requireMatch ? {} : { require_match: false }),
+        ...common,
+      };
+    case 'move':
+      return { move: step.from, to: step.to, ...common };
+    case 'delete':
+      return { delete: step.files, ...(step.requireMatch ? {} : { require_match: false }), ...common };
+    case 'run':
+      return {
+        run: step.command,
+        ...(step.timeoutSeconds === DEFAULT_RUN_TIMEOUT_SECONDS
+          ? {}
+          : { timeout_seconds: step.timeoutSeconds }),
+        ...common,
+      };
+  }
+}
+
+const stepBase = { description: z.string().nullable(), project: z.string().min(1).nullable() };
+
+/** The domain step, as stored with an action and pinned in a plan's input (JSON-safe, validated on the way in). */
+export const stepSchema: z.ZodType<Step> = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('create'),
+    path: text,
+    content: z.string(),
+    overwrite: z.boolean(),
+    ...stepBase,
+  }),
+  z.object({
+    kind: z.literal('replace'),
+    files: text,
+    pattern: text,
+    replacement: z.string(),
+    flags: z.string().regex(/^[imsu]*$/),
+    requireMatch: z.boolean(),
+    ...stepBase,
+  }),
+  z.object({ kind: z.literal('move'), from: text, to: text, ...stepBase }),
+  z.object({ kind: z.literal('delete'), files: text, requireMatch: z.boolean(), ...stepBase }),
+  z.object({
+    kind: z.literal('run'),
+    command: text,
+    timeoutSeconds: z.number().int().min(1).max(3600),
+    ...stepBase,
+  }),
+]);
+
+/** One line naming a step: `create NOTES.md`, `run npm test`. */
+export function describeStep(step: Step): string {
+  const what = (() => {
+    switch (step.kind) {
+      case 'create':
+        return `create ${step.path}`;
+      case 'replace':
+        return `replace /${step.pattern}/ in ${step.files}`;
+      case 'move':
+        return `move ${step.from} to ${step.to}`;
+      case 'delete':
+        return `delete ${step.files}`;
+      case 'run':
+        return `run ${step.command}`;
+    }
+  })();
+  return step.description === null ? what : `${what} (${step.description})`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Templates
+
+const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
+const NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+
+/** The names a template uses, in order of first use; throws TemplateError for a malformed placeholder. */
+export function templateNames(template: string): string[] {
+  const names: string[] = [];
+  for (const match of template.matchAll(PLACEHOLDER)) {
+    const name = match[1] ?? '';
+    if (!NAME.test(name)) throw new TemplateError(`malformed placeholder "${match[0]}" in "${template}"`);
+    if (!names.includes(name)) names.push(name);
+  }
+  return names;
+}
+
+export class TemplateError extends Error {
+  override name = 'TemplateError';
+}
+
+export type TemplateValue = string | number | boolean;
+
+/**
+ * Fills `{{name}}` placeholders. An unknown name is an error naming it and the names that exist, never an empty
+ * string: a typo must not silently write a wrong file. `quote` is applied to each substituted value (shell quoting
+ * for `run`).
+ */
+export function renderTemplate(
+  template: string,
+  values: Readonly<Record<string, TemplateValue>>,
+  quote: (value: string) => string = (v) => v,
+): string {
+  templateNames(template);
+  return template.replace(PLACEHOLDER, (_whole, raw: string) => {
+    const name = raw.trim();
+    const value = Object.prototype.hasOwnProperty.call(values, name) ? values[name] : undefined;
+    if (value === undefined) {
+      const known = Object.keys(values).sort();
+      throw new TemplateError(
+        `the template refers to "${name}", which this plan does not have` +
+          (known.length > 0 ? ` (known: ${known.join(', ')})` : ''),
+      );
+    }
+    return quote(String(value));
+  });
+}
+
+/** POSIX single-quoting: the value reaches the command as one literal word. */
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,117 @@
+/**
+ * A stand-in for an OpenAI-compatible endpoint: tests run with no network, and they need to see exactly what the
+ * model actor sends and to make the "model" answer badly on purpose.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  /** The body parsed as JSON; undefined when it is not JSON. */
+  body: unknown;
+}
+
+export interface QueuedReply {
+  status?: number;
+  /** Sent as is when a string, as JSON otherwise. */
+  body: unknown;
+  /** Wait this long before answering. */
+  delayMs?: number;
+}
+
+export interface CompletionExtras {
+  reasoning_content?: string;
+  reasoning?: string;
+  finish_reason?: string;
+}
+
+export class FakeModelServer {
+  readonly requests: RecordedRequest[] = [];
+  private readonly queue: Array<QueuedReply | 'hang'> = [];
+
+  private constructor(private readonly server: http.Server) {}
+
+  static async start(): Promise<FakeModelServer> {
+    const server = http.createServer();
+    const fake = new FakeModelServer(server);
+    server.on('request', (req, res) => fake.handle(req, res));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    return fake;
+  }
+
+  /** What CLEVERAGENTS_MODEL_BASE_URL would be. */
+  get baseUrl(): string {
+    const { port } = this.server.address() as AddressInfo;
+    return `http://127.0.0.1:${port}/v1`;
+  }
+
+  reply(reply: QueuedReply): this {
+    this.queue.push(reply);
+    return this;
+  }
+
+  /** A chat completion whose message content is `content` (JSON-encoded unless already a string). */
+  replyContent(content: unknown, extras: CompletionExtras = {}): this {
+    const { finish_reason = 'stop', ...reasoning } = extras;
+    return this.reply({
+      body: {
+        id: `chatcmpl-${this.queue.length}`,
+        object: 'chat.completion',
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: typeof content === 'string' ? content : JSON.stringify(content),
+              ...reasoning,
+            },
+            finish_reason,
+          },
+        ],
+      },
+    });
+  }
+
+  /** The next request is read and never answered (timeouts, cancellation). */
+  hang(): this {
+    this.queue.push('hang');
+    return this;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+      const next = this.queue.shift();
+      if (next === 'hang') return;
+      const reply = next ?? { status: 500, body: 'fake model server: no reply queued for this request' };
+      const send = () => {
+        const payload = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
+        res.writeHead(reply.status ?? 200, {
+          'content-type': typeof reply.body === 'string' ? 'text/plain' : 'application/json',
+        });
+        res.end(payload);
+      };
+      if (reply.delayMs === undefined) send();
+      else setTimeout(send, reply.delayMs);
+    });
+  }
+}

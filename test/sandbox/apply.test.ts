@@ -1,0 +1,444 @@
+import {
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+  chmod,
+} from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import type { Changeset, ChangesetProject, FileChange } from '../../domain/changeset';
+import { ChangesetRefusedError, applyChangeset, sha256, validateChangeset } from '../../sandbox/apply';
+
+const PROJECT = 'local/demo';
+const AT = '2030-01-02T03:04:05.000Z';
+const TEMP_FILE = /\.cleveragents-.*\.tmp$/;
+
+/** A temp area holding the project root and a sibling directory Apply must never touch. */
+let area: string;
+let root: string;
+let outside: string;
+
+beforeEach(async () => {
+  area = await realpath(await mkdtemp(path.join(os.tmpdir(), 'apply-test-')));
+  root = path.join(area, 'project');
+  outside = path.join(area, 'outside');
+  await mkdir(root);
+  await mkdir(outside);
+  await writeFile(path.join(outside, 'secret.txt'), 'outside bytes\n');
+});
+
+afterEach(async () => {
+  await rm(area, { recursive: true, force: true });
+});
+
+type Entry = { type: 'dir' } | { type: 'file'; sha: string; mode: number } | { type: 'link'; target: string };
+
+/** Every directory, file (hash and mode) and link (target) under `dir`, by path relative to it. */
+async function snapshot(dir: string): Promise<Record<string, Entry>> {
+  const entries: Record<string, Entry> = {};
+  const walk = async (relative: string): Promise<void> => {
+    for (const name of (await readdir(path.join(dir, relative))).sort()) {
+      const child = relative === '' ? name : `${relative}/${name}`;
+      const absolute = path.join(dir, child);
+      const stats = await lstat(absolute);
+      if (stats.isSymbolicLink()) entries[child] = { type: 'link', target: await readlink(absolute) };
+      else if (stats.isDirectory()) {
+        entries[child] = { type: 'dir' };
+        await walk(child);
+      } else
+        entries[child] = { type: 'file', sha: sha256(await readFile(absolute)), mode: stats.mode & 0o7777 };
+    }
+  };
+  await walk('');
+  return entries;
+}
+
+function tempFilesIn(tree: Record<string, Entry>): string[] {
+  return Object.keys(tree).filter((name) => TEMP_FILE.test(name));
+}
+
+async function put(relative: string, content: string, mode = 0o644): Promise<void> {
+  const file = path.join(root, relative);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, content);
+  await chmod(file, mode);
+}
+
+async function current(relative: string): Promise<Buffer> {
+  return readFile(path.join(root, relative));
+}
+
+const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
+
+function change(fields: Partial<FileChange> & Pick<FileChange, 'operation' | 'path'>): FileChange {
+  return {
+    project: PROJECT,
+    fromPath: null,
+    beforeHash: null,
+    afterHash: null,
+    beforeContent: null,
+    afterContent: null,
+    ...fields,
+  };
+}
+
+function create(relative: string, content: string): FileChange {
+  return change({
+    operation: 'CREATE',
+    path: relative,
+    afterHash: sha256(content),
+    afterContent: bytes(content),
+  });
+}
+
+async function modify(relative: string, content: string): Promise<FileChange> {
+  const before = await current(relative);
+  return change({
+    operation: 'MODIFY',
+    path: relative,
+    beforeHash: sha256(before),
+    beforeContent: before,
+    afterHash: sha256(content),
+    afterContent: bytes(content),
+  });
+}
+
+async function remove(relative: string): Promise<FileChange> {
+  const before = await current(relative);
+  return change({ operation: 'DELETE', path: relative, beforeHash: sha256(before), beforeContent: before });
+}
+
+async function move(from: string, to: string): Promise<FileChange> {
+  const hash = sha256(await current(from));
+  return change({ operation: 'MOVE', path: to, fromPath: from, beforeHash: hash, afterHash: hash });
+}
+
+function project(fields: Partial<ChangesetProject> = {}): ChangesetProject {
+  return {
+    name: PROJECT,
+    alias: null,
+    root,
+    readOnly: false,
+    sandbox: path.join(area, 'sandbox'),
+    ...fields,
+  };
+}
+
+function changeset(changes: FileChange[], projects: ChangesetProject[] = [project()]): Changeset {
+  return { changesetId: 'cs-1', planId: 'plan-1', attempt: 1, projects, changes, createdAt: AT };
+}
+
+/**
+ * Applies a changeset that must be refused, and proves the refusal wrote nothing anywhere in the area: not in the
+ * project, not outside it, no directories and no temp files. Returns the problems.
+ */
+async function expectRefused(cs: Changeset): Promise<string[]> {
+  const before = await snapshot(area);
+  const validated = await validateChangeset(cs);
+  expect(validated.length).toBeGreaterThan(0);
+
+  const error: unknown = await applyChangeset(cs, { at: AT }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ChangesetRefusedError);
+  const refused = error as ChangesetRefusedError;
+  expect(refused.problems).toEqual(validated);
+
+  const after = await snapshot(area);
+  expect(after).toEqual(before);
+  expect(tempFilesIn(after)).toEqual([]);
+  return refused.problems;
+}
+
+describe('sha256', () => {
+  it('is the lowercase hex digest of bytes, and of a string as UTF-8', () => {
+    const abc = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
+    expect(sha256('abc')).toBe(abc);
+    expect(sha256(new Uint8Array([0x61, 0x62, 0x63]))).toBe(abc);
+    expect(sha256('é')).toBe(sha256(Buffer.from([0xc3, 0xa9])));
+  });
+});
+
+describe('ChangesetRefusedError', () => {
+  it('lists the first problems and counts the rest', () => {
+    const problems = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7'];
+    const error = new ChangesetRefusedError(problems, 'cs-9');
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe('ChangesetRefusedError');
+    expect(error.problems).toEqual(problems);
+    expect(error.message).toContain('changeset cs-9');
+    expect(error.message).toContain('7 problems');
+    expect(error.message).toContain('- p5');
+    expect(error.message).not.toContain('- p6');
+    expect(error.message).toContain('and 2 more');
+  });
+});
+
+describe('applyChangeset: refusals write nothing', () => {
+  it('refuses an absolute path', async () => {
+    const problems = await expectRefused(changeset([create(path.join(outside, 'evil.txt'), 'evil\n')]));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^local\/demo: CREATE ".*evil\.txt": .*is absolute/);
+  });
+
+  it('refuses a ".." component', async () => {
+    const problems = await expectRefused(changeset([create('../outside/evil.txt', 'evil\n')]));
+    expect(problems).toEqual([
+      expect.stringMatching(/^local\/demo: CREATE "\.\.\/outside\/evil\.txt": .*"\.\." component/),
+    ]);
+  });
+
+  it('refuses a directory replaced by a symlink to outside the root after the changeset was computed', async () => {
+    await put('sub/a.txt', 'same bytes\n');
+    const cs = changeset([await modify('sub/a.txt', 'changed\n'), create('sub/new.txt', 'new\n')]);
+    expect(await validateChangeset(cs)).toEqual([]);
+
+    // The outside copy has the very bytes the changeset expects: only the symlink check can catch this.
+    await writeFile(path.join(outside, 'a.txt'), 'same bytes\n');
+    await rm(path.join(root, 'sub'), { recursive: true });
+    await symlink(outside, path.join(root, 'sub'));
+
+    const problems = await expectRefused(cs);
+    expect(problems).toHaveLength(2);
+    for (const problem of problems)
+      expect(problem).toMatch(/"sub" is a symbolic link that resolves outside the project root/);
+  });
+
+  it.each([
+    ['outside the root', (): string => path.join(outside, 'secret.txt')],
+    ['inside the root', (): string => path.join(root, 'real.txt')],
+  ])('refuses a final component that is a symlink (%s)', async (_where, target) => {
+    await put('real.txt', 'outside bytes\n');
+    await symlink(target(), path.join(root, 'link.txt'));
+    const cs = changeset([await modify('link.txt', 'written through the link\n')]);
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([
+      expect.stringMatching(/^local\/demo: MODIFY "link\.txt": "link\.txt" is a symbolic link/),
+    ]);
+  });
+
+  it('refuses a change to a read-only project link', async () => {
+    await put('a.txt', 'old\n');
+    const cs = changeset([await modify('a.txt', 'new\n')], [project({ readOnly: true, sandbox: null })]);
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([
+      expect.stringMatching(/^local\/demo: MODIFY "a\.txt": targets read-only project link/),
+    ]);
+  });
+
+  it('refuses a MODIFY whose file changed since Execute', async () => {
+    await put('a.txt', 'old\n');
+    const cs = changeset([await modify('a.txt', 'new\n')]);
+    await writeFile(path.join(root, 'a.txt'), 'edited by the user\n');
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^local\/demo: MODIFY "a\.txt": "a\.txt" changed since Execute .*re-run Execute$/,
+      ),
+    ]);
+  });
+
+  it('refuses a CREATE whose target now exists', async () => {
+    const cs = changeset([create('dir/new.txt', 'planned\n')]);
+    await put('dir/new.txt', 'someone else was first\n');
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([
+      expect.stringMatching(/^local\/demo: CREATE "dir\/new\.txt": .*already exists/),
+    ]);
+  });
+
+  it('refuses a DELETE whose file changed since Execute', async () => {
+    await put('gone.txt', 'old\n');
+    const cs = changeset([await remove('gone.txt')]);
+    await writeFile(path.join(root, 'gone.txt'), 'edited by the user\n');
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([
+      expect.stringMatching(/^local\/demo: DELETE "gone\.txt": "gone\.txt" changed since Execute/),
+    ]);
+  });
+
+  it('refuses a MOVE whose source changed since Execute', async () => {
+    await put('from.txt', 'old\n');
+    const cs = changeset([await move('from.txt', 'to/to.txt')]);
+    await writeFile(path.join(root, 'from.txt'), 'edited by the user\n');
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^local\/demo: MOVE "from\.txt" -> "to\/to\.txt": the source "from\.txt" changed since Execute/,
+      ),
+    ]);
+  });
+
+  it('validates the whole changeset before the first write: only the last change is bad', async () => {
+    await put('b.txt', 'b\n');
+    await put('c.txt', 'c\n');
+    await put('zz.txt', 'zz\n');
+    const cs = changeset([
+      create('a/new/dir/file.txt', 'new\n'),
+      await modify('b.txt', 'b2\n'),
+      await remove('c.txt'),
+      await modify('zz.txt', 'zz2\n'),
+    ]);
+    await writeFile(path.join(root, 'zz.txt'), 'edited by the user\n');
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([expect.stringMatching(/^local\/demo: MODIFY "zz\.txt": /)]);
+  });
+
+  it('refuses two changes to the same target', async () => {
+    await put('a.txt', 'old\n');
+    const cs = changeset([await modify('a.txt', 'new\n'), await remove('a.txt')]);
+    const problems = await expectRefused(cs);
+    expect(problems).toContainEqual(expect.stringMatching(/"a\.txt".*touches the same file as .*"a\.txt"/));
+    expect(problems).toHaveLength(1);
+  });
+
+  it("refuses a change to a MOVE's source", async () => {
+    await put('a.txt', 'old\n');
+    const cs = changeset([await move('a.txt', 'b.txt'), await modify('a.txt', 'new\n')]);
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^local\/demo: (MODIFY "a\.txt"|MOVE "a\.txt" -> "b\.txt"): touches the same file as/,
+      ),
+    ]);
+  });
+
+  it('refuses a change to a project the changeset does not list', async () => {
+    await put('a.txt', 'old\n');
+    const cs = changeset([{ ...(await modify('a.txt', 'new\n')), project: 'local/other' }]);
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([
+      expect.stringMatching(/^local\/other: MODIFY "a\.txt": .*not part of the changeset/),
+    ]);
+  });
+
+  it('refuses a project root that no longer exists', async () => {
+    const cs = changeset([create('a.txt', 'new\n')], [project({ root: path.join(area, 'missing') })]);
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([
+      expect.stringMatching(/^local\/demo: CREATE "a\.txt": the project root .* does not exist/),
+    ]);
+  });
+
+  it('refuses content that does not match its hash (corrupt changeset)', async () => {
+    const cs = changeset([{ ...create('a.txt', 'new\n'), afterContent: bytes('tampered\n') }]);
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([expect.stringMatching(/^local\/demo: CREATE "a\.txt": .*corrupt changeset/)]);
+  });
+});
+
+describe('applyChangeset: success', () => {
+  /** One change of each kind, with the expected tree after Apply. */
+  async function scenario(): Promise<{ cs: Changeset; expected: Record<string, unknown> }> {
+    await put('keep.txt', 'keep\n');
+    await put('run.sh', '#!/bin/sh\necho old\n', 0o755);
+    await put('del/gone.txt', 'gone\n');
+    await put('old/name.txt', 'moving\n', 0o600);
+    const cs = changeset([
+      create('new/deep/file.txt', 'created\n'),
+      await modify('run.sh', '#!/bin/sh\necho new\n'),
+      await remove('del/gone.txt'),
+      await move('old/name.txt', 'renamed/here/name.txt'),
+    ]);
+    const expected = {
+      'keep.txt': { type: 'file', sha: sha256('keep\n'), mode: 0o644 },
+      'run.sh': { type: 'file', sha: sha256('#!/bin/sh\necho new\n'), mode: 0o755 },
+      del: { type: 'dir' },
+      old: { type: 'dir' },
+      new: { type: 'dir' },
+      'new/deep': { type: 'dir' },
+      'new/deep/file.txt': { type: 'file', sha: sha256('created\n'), mode: expect.any(Number) },
+      renamed: { type: 'dir' },
+      'renamed/here': { type: 'dir' },
+      'renamed/here/name.txt': { type: 'file', sha: sha256('moving\n'), mode: 0o600 },
+    };
+    return { cs, expected };
+  }
+
+  const counts = { changesetId: 'cs-1', created: 1, modified: 1, deleted: 1, moved: 1, appliedAt: AT };
+
+  it('applies CREATE in a new nested dir, MODIFY keeping the mode, DELETE and MOVE', async () => {
+    const { cs, expected } = await scenario();
+    const outsideBefore = await snapshot(outside);
+    expect(await validateChangeset(cs)).toEqual([]);
+
+    const result = await applyChangeset(cs, { at: AT });
+
+    expect(result).toEqual({ ...counts, alreadyApplied: 0 });
+    const tree = await snapshot(root);
+    expect(tree).toEqual(expected);
+    expect(tempFilesIn(tree)).toEqual([]);
+    expect(await snapshot(outside)).toEqual(outsideBefore);
+  });
+
+  it('applies the same changeset a second time as a no-op', async () => {
+    const { cs, expected } = await scenario();
+    await applyChangeset(cs, { at: AT });
+    const first = await snapshot(area);
+
+    expect(await validateChangeset(cs)).toEqual([]);
+    const again = await applyChangeset(cs, { at: AT });
+
+    expect(again).toEqual({ ...counts, alreadyApplied: 4 });
+    expect(await snapshot(area)).toEqual(first);
+    expect(await snapshot(root)).toEqual(expected);
+  });
+
+  it.each<[string, () => Promise<void>]>([
+    ['the MODIFY', () => writeFile(path.join(root, 'run.sh'), '#!/bin/sh\necho old\n')],
+    ['the CREATE', () => rm(path.join(root, 'new/deep/file.txt'))],
+    ['the MOVE', () => rename(path.join(root, 'renamed/here/name.txt'), path.join(root, 'old/name.txt'))],
+    ['the DELETE', () => writeFile(path.join(root, 'del/gone.txt'), 'gone\n')],
+  ])('completes a half-applied changeset (%s reverted)', async (_which, revert) => {
+    const { cs, expected } = await scenario();
+    await applyChangeset(cs, { at: AT });
+    const applied = await snapshot(root);
+    await revert();
+    expect(await snapshot(root)).not.toEqual(applied);
+
+    const result = await applyChangeset(cs, { at: AT });
+
+    expect(result).toEqual({ ...counts, alreadyApplied: 3 });
+    const tree = await snapshot(root);
+    expect(tree).toEqual(applied);
+    expect(tree).toEqual(expected);
+    expect(tempFilesIn(tree)).toEqual([]);
+  });
+
+  it('writes through a directory symlink that stays inside the root', async () => {
+    await put('real/a.txt', 'old\n');
+    await symlink(path.join(root, 'real'), path.join(root, 'alias'));
+    const cs = changeset([await modify('alias/a.txt', 'new\n')]);
+
+    const result = await applyChangeset(cs, { at: AT });
+
+    expect(result.modified).toBe(1);
+    expect((await current('real/a.txt')).toString()).toBe('new\n');
+    expect((await lstat(path.join(root, 'alias'))).isSymbolicLink()).toBe(true);
+  });
+
+  it('applies an empty changeset', async () => {
+    const before = await snapshot(area);
+    const result = await applyChangeset(changeset([]), { at: AT });
+    expect(result).toEqual({
+      changesetId: 'cs-1',
+      created: 0,
+      modified: 0,
+      deleted: 0,
+      moved: 0,
+      alreadyApplied: 0,
+      appliedAt: AT,
+    });
+    expect(await snapshot(area)).toEqual(before);
+  });
+});

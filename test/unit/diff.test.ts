@@ -1,0 +1,270 @@
+import { changesetJson, diffStat, renderUnifiedDiff } from '../../client/render/diff';
+import type { Changeset, FileChange } from '../../domain/changeset';
+
+const PROJECT = 'local/demo';
+const ANSI = '\u001b[';
+const bytes = (text: string) => new Uint8Array(Buffer.from(text));
+
+function change(fields: Partial<FileChange> & Pick<FileChange, 'operation' | 'path'>): FileChange {
+  return {
+    project: PROJECT,
+    fromPath: null,
+    beforeHash: null,
+    afterHash: null,
+    beforeContent: null,
+    afterContent: null,
+    ...fields,
+  };
+}
+
+const created = change({
+  operation: 'CREATE',
+  path: 'NOTES.md',
+  afterHash: 'h-notes',
+  afterContent: bytes('# Notes\nfirst\n'),
+});
+const modified = change({
+  operation: 'MODIFY',
+  path: 'src/app.ts',
+  beforeHash: 'h-app-1',
+  afterHash: 'h-app-2',
+  beforeContent: bytes('1\n2\n3\n4\n5\n6\n7\n8\n9\n'),
+  afterContent: bytes('1\n2\n3\n4\nfive\n6\n7\n8\n9\n'),
+});
+const deleted = change({
+  operation: 'DELETE',
+  path: 'old.txt',
+  beforeHash: 'h-old',
+  beforeContent: bytes('bye\n'),
+});
+const moved = change({
+  operation: 'MOVE',
+  path: 'docs/guide.md',
+  fromPath: 'GUIDE.md',
+  beforeHash: 'h-guide',
+  afterHash: 'h-guide',
+});
+const binary = change({
+  operation: 'MODIFY',
+  path: 'logo.png',
+  beforeHash: 'h-png-1',
+  afterHash: 'h-png-2',
+  beforeContent: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 1]),
+  afterContent: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 2]),
+});
+
+describe('renderUnifiedDiff', () => {
+  it('renders a created file against /dev/null', () => {
+    expect(renderUnifiedDiff([created], { color: false })).toBe(
+      [
+        'diff --git a/local/demo/NOTES.md b/local/demo/NOTES.md',
+        'new file mode 100644',
+        '--- /dev/null',
+        '+++ b/local/demo/NOTES.md',
+        '@@ -0,0 +1,2 @@',
+        '+# Notes',
+        '+first',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('renders a modification with three lines of context', () => {
+    expect(renderUnifiedDiff([modified], { color: false })).toBe(
+      [
+        'diff --git a/local/demo/src/app.ts b/local/demo/src/app.ts',
+        '--- a/local/demo/src/app.ts',
+        '+++ b/local/demo/src/app.ts',
+        '@@ -2,7 +2,7 @@',
+        ' 2',
+        ' 3',
+        ' 4',
+        '-5',
+        '+five',
+        ' 6',
+        ' 7',
+        ' 8',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('renders a deleted file against /dev/null', () => {
+    expect(renderUnifiedDiff([deleted], { color: false })).toBe(
+      [
+        'diff --git a/local/demo/old.txt b/local/demo/old.txt',
+        'deleted file mode 100644',
+        '--- a/local/demo/old.txt',
+        '+++ /dev/null',
+        '@@ -1,1 +0,0 @@',
+        '-bye',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('renders a pure move as the rename header only', () => {
+    expect(renderUnifiedDiff([moved], { color: false })).toBe(
+      [
+        'diff --git a/local/demo/GUIDE.md b/local/demo/docs/guide.md',
+        'rename from local/demo/GUIDE.md',
+        'rename to local/demo/docs/guide.md',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('says "Binary files differ" instead of printing binary content', () => {
+    expect(renderUnifiedDiff([binary], { color: false })).toBe(
+      ['diff --git a/local/demo/logo.png b/local/demo/logo.png', 'Binary files differ', ''].join('\n'),
+    );
+    const newBinary = change({ operation: 'CREATE', path: 'a.bin', afterContent: new Uint8Array([1, 0]) });
+    expect(renderUnifiedDiff([newBinary], { color: false })).toContain(
+      'new file mode 100644\nBinary files differ\n',
+    );
+  });
+
+  it('marks a file without a trailing newline', () => {
+    const noNewline = change({
+      operation: 'MODIFY',
+      path: 'x.txt',
+      beforeContent: bytes('a\nb'),
+      afterContent: bytes('a\nc\n'),
+    });
+    expect(renderUnifiedDiff([noNewline], { color: false }).split('\n').slice(3)).toEqual([
+      '@@ -1,2 +1,2 @@',
+      ' a',
+      '-b',
+      '\\ No newline at end of file',
+      '+c',
+      '',
+    ]);
+  });
+
+  it('renders an empty created file as headers only', () => {
+    const empty = change({ operation: 'CREATE', path: '.keep', afterContent: new Uint8Array() });
+    expect(renderUnifiedDiff([empty], { color: false })).toBe(
+      'diff --git a/local/demo/.keep b/local/demo/.keep\nnew file mode 100644\n',
+    );
+  });
+
+  it('keeps the given order and prefixes every path with its project', () => {
+    const other = { ...created, project: 'team/api' };
+    const text = renderUnifiedDiff([moved, other, created], { color: false });
+    expect(text.split('\n').filter((line) => line.startsWith('diff --git'))).toEqual([
+      'diff --git a/local/demo/GUIDE.md b/local/demo/docs/guide.md',
+      'diff --git a/team/api/NOTES.md b/team/api/NOTES.md',
+      'diff --git a/local/demo/NOTES.md b/local/demo/NOTES.md',
+    ]);
+    expect(renderUnifiedDiff([], { color: false })).toBe('');
+  });
+
+  it('quotes a path that would break the header', () => {
+    const odd = change({ operation: 'CREATE', path: 'a\nb.txt', afterContent: bytes('x\n') });
+    expect(renderUnifiedDiff([odd], { color: false }).split('\n')[0]).toBe(
+      'diff --git "a/local/demo/a\\nb.txt" "b/local/demo/a\\nb.txt"',
+    );
+  });
+
+  it('has no ANSI escape without colour', () => {
+    const text = renderUnifiedDiff([created, modified, deleted, moved, binary], { color: false });
+    expect(text).not.toContain(ANSI);
+  });
+
+  it('colours headers bold, removals red, additions green and hunk headers cyan', () => {
+    const lines = renderUnifiedDiff([modified], { color: true }).split('\n');
+    expect(lines[0]).toBe('\u001b[1mdiff --git a/local/demo/src/app.ts b/local/demo/src/app.ts\u001b[22m');
+    expect(lines[1]).toBe('\u001b[1m--- a/local/demo/src/app.ts\u001b[22m');
+    expect(lines[3]).toBe('\u001b[36m@@ -2,7 +2,7 @@\u001b[39m');
+    expect(lines[4]).toBe(' 2');
+    expect(lines[7]).toBe('\u001b[31m-5\u001b[39m');
+    expect(lines[8]).toBe('\u001b[32m+five\u001b[39m');
+  });
+});
+
+describe('diffStat', () => {
+  it('lists one line per change and the totals', () => {
+    expect(diffStat([created, moved, deleted, modified])).toBe(
+      [
+        'A local/demo/NOTES.md',
+        'R local/demo/GUIDE.md -> local/demo/docs/guide.md',
+        'D local/demo/old.txt',
+        'M local/demo/src/app.ts',
+        '1 created, 1 modified, 1 deleted, 1 moved',
+      ].join('\n'),
+    );
+  });
+
+  it('gives only the totals for no changes', () => {
+    expect(diffStat([])).toBe('0 created, 0 modified, 0 deleted, 0 moved');
+  });
+});
+
+describe('changesetJson', () => {
+  const changeset: Changeset = {
+    changesetId: 'CS1',
+    planId: 'P1',
+    attempt: 2,
+    createdAt: '2025-01-02T03:04:05.000Z',
+    projects: [
+      { name: PROJECT, alias: 'demo', root: '/srv/demo', readOnly: false, sandbox: '/tmp/sb/demo' },
+      { name: 'team/docs', alias: null, root: '/srv/docs', readOnly: true, sandbox: null },
+    ],
+    changes: [created, binary, moved, deleted],
+  };
+
+  it('has the documented shape, with text diffs and no bytes', () => {
+    const json = changesetJson(changeset);
+    expect(JSON.parse(JSON.stringify(json))).toEqual(json);
+    expect(json).toEqual({
+      changeset_id: 'CS1',
+      plan_id: 'P1',
+      attempt: 2,
+      created_at: '2025-01-02T03:04:05.000Z',
+      projects: [
+        { name: PROJECT, alias: 'demo', root: '/srv/demo', read_only: false },
+        { name: 'team/docs', alias: null, root: '/srv/docs', read_only: true },
+      ],
+      counts: { created: 1, modified: 1, deleted: 1, moved: 1 },
+      changes: [
+        {
+          project: PROJECT,
+          operation: 'CREATE',
+          path: 'NOTES.md',
+          from_path: null,
+          before_hash: null,
+          after_hash: 'h-notes',
+          diff: renderUnifiedDiff([created], { color: false }),
+        },
+        {
+          project: PROJECT,
+          operation: 'MODIFY',
+          path: 'logo.png',
+          from_path: null,
+          before_hash: 'h-png-1',
+          after_hash: 'h-png-2',
+          diff: null,
+        },
+        {
+          project: PROJECT,
+          operation: 'MOVE',
+          path: 'docs/guide.md',
+          from_path: 'GUIDE.md',
+          before_hash: 'h-guide',
+          after_hash: 'h-guide',
+          diff: renderUnifiedDiff([moved], { color: false }),
+        },
+        {
+          project: PROJECT,
+          operation: 'DELETE',
+          path: 'old.txt',
+          from_path: null,
+          before_hash: 'h-old',
+          after_hash: null,
+          diff: renderUnifiedDiff([deleted], { color: false }),
+        },
+      ],
+    });
+    expect(JSON.stringify(json)).not.toContain(ANSI);
+  });
+});
