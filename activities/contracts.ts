@@ -2,6 +2,8 @@
  * Activity inputs and results. Plain data only (no Prisma types): this file is the contract between the workflow,
  * which allocates every sequence number, and the activities, which write idempotently keyed by them.
  */
+import type { Strategy } from '../actors/types';
+import type { ApplyResult, ChangeCounts } from '../domain/changeset';
 import type { DecisionDraft } from '../domain/decision';
 import type { Phase, ProcessingState, WorkPhase } from '../domain/lifecycle';
 import type { PlanError, PlanSpec } from '../domain/plan';
@@ -67,6 +69,62 @@ export interface RunPhaseResult {
   summary: string;
   /** In order; decision i gets sequence number firstDecisionSeq + i. */
   decisions: DecisionDraft[];
+}
+
+/** What every phase activity is given: the plan, the run of the phase, and where its decisions go. */
+export interface PhaseWorkInput {
+  spec: PlanSpec;
+  /** 1 for the first run of the phase, 2 after the first `retry`, and so on. */
+  attempt: number;
+  /** Sequence number the first returned decision will get; drafts follow in order. */
+  firstDecisionSeq: number;
+  /** The decision the phase's first decision hangs under. */
+  parentDecisionSeq: number;
+}
+
+export interface StrategizeResult {
+  summary: string;
+  decisions: DecisionDraft[];
+  /** Handed to Execute by the workflow; the strategy actor decided it. */
+  strategy: Strategy;
+}
+
+export interface ExecuteInput extends PhaseWorkInput {
+  strategy: Strategy;
+}
+
+/** The failure of a phase that was carried out but did not succeed (a step failed after its retries). */
+export interface PhaseFailure {
+  type: string;
+  message: string;
+  details: string | null;
+}
+
+export interface ExecuteResult {
+  summary: string;
+  /** Recorded whether or not Execute succeeded: the error_recovery decisions explain a failure. */
+  decisions: DecisionDraft[];
+  failure: PhaseFailure | null;
+  /** Null when Execute failed before a changeset could be computed. */
+  changesetId: string | null;
+  sandboxRefs: string[];
+  counts: ChangeCounts | null;
+  /** One line on the validation command's outcome; null when the action has none. */
+  validationSummary: string | null;
+}
+
+export interface ApplyInput extends PhaseWorkInput {
+  changesetId: string;
+  /** Execute's validation line, completed by Apply's counts into the plan's validation_summary. */
+  validationSummary: string | null;
+  at: string;
+}
+
+export interface ApplyActivityResult {
+  summary: string;
+  decisions: DecisionDraft[];
+  result: ApplyResult;
+  validationSummary: string;
 }
 
 export interface CheckCorrectionInput {

@@ -20,8 +20,10 @@ import type {
   RunPhaseResult,
 } from './contracts';
 import { runBuiltinPhase } from './phases';
+import { createWorkActivities } from './work';
+import type { WorkDependencies } from './work';
 
-export interface ActivityDependencies {
+export interface ActivityDependencies extends WorkDependencies {
   plans: PlanStore;
   decisions: DecisionStore;
 }
@@ -57,8 +59,11 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export function createActivities({ plans, decisions }: ActivityDependencies) {
+export function createActivities(deps: ActivityDependencies) {
+  const { plans, decisions } = deps;
   return {
+    ...createWorkActivities(deps),
+
     async recordPlanCreated(input: RecordPlanCreatedInput): Promise<void> {
       // A workflow started by another client (say `temporal workflow start`) gets the same validation as ours.
       const parsed = planSpecSchema.safeParse(input.spec);
@@ -117,6 +122,7 @@ export function createActivities({ plans, decisions }: ActivityDependencies) {
       };
     },
 
+    /** Plans started before actors existed replay against this; new plans call strategize/execute/apply. */
     async runPhase(input: RunPhaseInput): Promise<RunPhaseResult> {
       return runBuiltinPhase(input);
     },

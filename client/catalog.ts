@@ -13,6 +13,8 @@ import { createCatalogStore } from '../storage/catalog';
 import { resolveDatabaseUrl, sharedPrismaClient } from '../storage/prisma';
 import { REPO_ROOT } from '../storage/sqlite';
 import { createPlanStore } from '../storage/plans';
+import { createChangesetStore } from '../storage/changesets';
+import type { ChangesetStore } from '../storage/changesets';
 import { createDecisionStore } from '../storage/decisions';
 import type { CatalogStore, DecisionStore, PlanStore } from '../storage/types';
 import type { ClientConfig } from './config';
@@ -24,6 +26,7 @@ export interface Stores {
   plans: PlanStore;
   catalog: CatalogStore;
   decisions: DecisionStore;
+  changesets: ChangesetStore;
 }
 
 /** The database alone: lists, records and the catalog need no Temporal server. */
@@ -33,6 +36,7 @@ export function openStores(config: Pick<ClientConfig, 'databaseUrl'>): Stores {
     plans: createPlanStore(prisma),
     catalog: createCatalogStore(prisma),
     decisions: createDecisionStore(prisma),
+    changesets: createChangesetStore(prisma),
   };
 }
 

@@ -1,5 +1,7 @@
 import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { WorkflowExecutionStatusName } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { Payload } from '@temporalio/common';
 import { ulid } from 'ulid';
 import { normalizePlanId, planWorkflowId } from '../domain/ids';
 import { isFinished } from '../domain/lifecycle';
@@ -172,6 +174,22 @@ export class PlanClient {
       awaitingApproval: last?.type === 'AWAITING_APPROVAL',
       workflowStatus: description.status.name,
     };
+  }
+
+  /**
+   * What the running phase is doing now: the latest heartbeat of its activity (the actors report each step), or
+   * null when no phase activity is running. The same details show in the Web UI's pending activities.
+   */
+  async progress(idInput: string): Promise<string | null> {
+    const handle = this.temporal.workflow.getHandle(planWorkflowId(parsePlanId(idInput)));
+    const description = await this.call(() => handle.describe());
+    for (const activity of description.raw.pendingActivities ?? []) {
+      const payload = activity.heartbeatDetails?.payloads?.[0];
+      if (payload === undefined || payload === null) continue;
+      const details = defaultPayloadConverter.fromPayload<{ progress?: unknown }>(payload as Payload);
+      if (typeof details?.progress === 'string') return details.progress;
+    }
+    return null;
   }
 
   async advance(idInput: string, request: AdvancePlanRequest): Promise<PlanSnapshot> {

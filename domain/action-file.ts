@@ -6,7 +6,8 @@
  *   arguments: [{ name, type, required, default, description, allowed_values }],
  *   default_automation_level (manual | review | full, or the enum names), default_profile,
  *   actors: { strategy, execution, estimation, invariant },
- *   invariants: [text], definition_of_done, tags: [tag]
+ *   invariants: [text], definition_of_done, tags: [tag],
+ *   steps: [step] (domain/steps.ts), validation: command
  * Every field but `name` is optional. Unknown keys are refused (a typo must not silently drop a setting). The field
  * rules and defaults are catalog.ts's (the file schema below only renames keys), so a file and the API accept
  * exactly the same actions.
@@ -18,6 +19,7 @@ import { actionSchema, argumentDefinitionSchema } from './catalog';
 import type { Action, ArgumentDefinition } from './catalog';
 import { AUTOMATION_CHOICES, AUTOMATION_LEVELS, parseAutomationLevel } from './lifecycle';
 import { actorRefsSchema } from './schemas';
+import { stepFileSchema, stepFromFile, stepToFile } from './steps';
 
 export type ActionFileResult = { ok: true; action: Action } | { ok: false; error: string };
 
@@ -60,6 +62,8 @@ export const actionFileSchema = z.strictObject({
   invariants: actionSchema.shape.invariants,
   definition_of_done: actionSchema.shape.definitionOfDone,
   tags: actionSchema.shape.tags,
+  steps: z.array(stepFileSchema).default([]),
+  validation: actionSchema.shape.validation.optional(),
 });
 
 /** The keys each level of the file accepts, for the "unknown key" message. */
@@ -204,6 +208,8 @@ export function parseActionFile(text: string, fileName: string): ActionFileResul
     invariants: f.invariants,
     definitionOfDone: f.definition_of_done,
     tags: f.tags,
+    steps: f.steps.map(stepFromFile),
+    validation: f.validation ?? null,
   };
   return { ok: true, action };
 }
@@ -238,5 +244,7 @@ export function actionCliDict(action: Action): Record<string, unknown> {
   if (action.invariants.length > 0) dict.invariants = [...action.invariants];
   if (action.definitionOfDone !== null) dict.definition_of_done = action.definitionOfDone;
   if (action.tags.length > 0) dict.tags = [...action.tags];
+  if (action.steps.length > 0) dict.steps = action.steps.map(stepToFile);
+  if (action.validation !== null) dict.validation = action.validation;
   return dict;
 }

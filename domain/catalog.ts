@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ARGUMENT_KEY_PATTERN } from './plan';
 import { AUTOMATION_LEVELS } from './lifecycle';
 import { actorRefsSchema, namespacedNameSchema, tagSchema } from './schemas';
+import { stepSchema } from './steps';
 
 export const ARGUMENT_TYPES = ['string', 'integer', 'number', 'boolean'] as const;
 export type ArgumentType = (typeof ARGUMENT_TYPES)[number];
@@ -47,6 +48,10 @@ export const actionSchema = z.object({
   invariants: z.array(z.string().trim().min(1, 'must not be empty')).default([]),
   definitionOfDone: z.string().trim().min(1).nullable().default(null),
   tags: z.array(tagSchema).default([]),
+  /** What the built-in actor does, in order (domain/steps.ts); pinned into each plan at `plan use`. */
+  steps: z.array(stepSchema).default([]),
+  /** A command run in the sandbox after the steps; its outcome is the plan's validation summary. */
+  validation: z.string().trim().min(1, 'must not be empty').nullable().default(null),
 });
 export type Action = z.infer<typeof actionSchema>;
 

@@ -114,6 +114,8 @@ export function withInputDefaults(input: PlanSpec): PlanSpec {
       invariantActor: null,
     },
     tags: partial.tags ?? [],
+    steps: partial.steps ?? [],
+    validation: partial.validation ?? null,
     parentPlanId: partial.parentPlanId ?? null,
     rootPlanId: partial.rootPlanId ?? null,
     depth: partial.depth ?? 0,
@@ -127,6 +129,8 @@ type AddedFields =
   | 'invariants'
   | 'actors'
   | 'tags'
+  | 'steps'
+  | 'validation'
   | 'parentPlanId'
   | 'rootPlanId'
   | 'depth';

@@ -164,6 +164,8 @@ export function resolvePlanSpec(input: ResolvePlanInput): ResolvePlanResult {
     invariants: orderInvariants(promoteActionInvariants(action)),
     actors: { ...action.actors },
     tags,
+    steps: action.steps,
+    validation: action.validation,
     parentPlanId: null,
     rootPlanId: null,
     depth: 0,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AUTOMATION_LEVELS, PHASES, PROCESSING_STATES } from './lifecycle';
 import { isUlid } from './ids';
 import { ARGUMENT_KEY_PATTERN } from './plan';
+import { stepSchema } from './steps';
 
 /** `namespace/name`, e.g. `local/code-review`. */
 const NAMESPACED = /^[a-z0-9][a-z0-9_-]*\/[a-z0-9][a-z0-9._-]*$/;
@@ -100,6 +101,9 @@ export const planSpecSchema = z
       invariantActor: null,
     }),
     tags: z.array(tagSchema).default([]),
+    /** The action's steps and validation command, pinned at creation: editing the action later changes no plan. */
+    steps: z.array(stepSchema).default([]),
+    validation: z.string().min(1).nullable().default(null),
     parentPlanId: z.string().refine(isUlid, 'must be a 26-character ULID').nullable().default(null),
     rootPlanId: z.string().refine(isUlid, 'must be a 26-character ULID').nullable().default(null),
     depth: z.number().int().min(0).default(0),

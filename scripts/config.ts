@@ -5,7 +5,9 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
-import { DEFAULT_DATABASE_URL } from '../storage/sqlite';
+import { loadModelConfig } from '../actors/model-config';
+import type { ModelConfig } from '../actors/model-config';
+import { DEFAULT_DATABASE_URL, resolveSandboxDir } from '../storage/sqlite';
 
 export const REPO_ROOT = path.resolve(__dirname, '..');
 
@@ -33,6 +35,9 @@ export interface StartConfig {
   temporalCli: string | undefined;
   taskQueue: string;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  sandboxDir: string;
+  /** The model-backed actor's endpoint, or null (the engine runs fully without it). */
+  model: ModelConfig | null;
 }
 
 export class ConfigError extends Error {
@@ -52,6 +57,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StartConfig {
   const problems: string[] = [];
   if (port < 1 || port > 65_535) problems.push(`TEMPORAL_ADDRESS: port ${port} is out of range`);
   if (port === data.TEMPORAL_UI_PORT) problems.push('TEMPORAL_UI_PORT: must differ from the gRPC port');
+  let model: ModelConfig | null = null;
+  try {
+    model = loadModelConfig(env);
+  } catch (err) {
+    problems.push(err instanceof Error ? err.message : String(err));
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     temporalAddress: data.TEMPORAL_ADDRESS,
@@ -65,6 +76,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StartConfig {
     databaseUrl: data.DATABASE_URL,
     temporalCli: data.TEMPORAL_CLI,
     logLevel: data.LOG_LEVEL,
+    sandboxDir: resolveSandboxDir(data.SANDBOX_DIR),
+    model,
   };
 }
 

@@ -150,6 +150,8 @@ async function main(): Promise<void> {
       taskQueue: config.taskQueue,
       databaseUrl: config.databaseUrl,
       logLevel: config.logLevel,
+      sandboxDir: config.sandboxDir,
+      model: config.model,
     });
   } catch (err) {
     console.error(`[start] worker failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -148,6 +148,8 @@ function actionColumns(action: Action) {
     invariants: action.invariants,
     definitionOfDone: action.definitionOfDone,
     tags: action.tags,
+    steps: action.steps,
+    validation: action.validation,
   };
 }
 
@@ -170,6 +172,8 @@ function toStoredAction(row: ActionRow): Stored<Action> {
       invariants: row.invariants,
       definitionOfDone: row.definitionOfDone,
       tags: row.tags,
+      steps: row.steps,
+      validation: row.validation,
     }),
     builtIn: row.builtIn,
     ...timestamps(row),

@@ -177,6 +177,11 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
     },
 
     // Unlike DecisionStore.listDecisions, an unknown plan simply has no decisions here.
+    async recordExecution(planId, fields) {
+      const { count } = await prisma.plan.updateMany({ where: { id: planId }, data: fields });
+      if (count === 0) throw new PlanNotFoundError(planId);
+    },
+
     async listDecisions(planId) {
       const rows = await prisma.decision.findMany({ where: { planId }, orderBy: { seq: 'asc' } });
       return rows.map(toDecisionRecord);
@@ -210,6 +215,8 @@ function creationRow(spec: PlanSpec) {
     estimationActor: spec.actors.estimationActor,
     invariantActor: spec.actors.invariantActor,
     tags: spec.tags,
+    steps: spec.steps,
+    validation: spec.validation,
     changesetId: null,
     sandboxRefs: [],
     validationSummary: null,
@@ -244,6 +251,8 @@ const CREATION_COLUMNS = [
   'estimationActor',
   'invariantActor',
   'tags',
+  'steps',
+  'validation',
   'parentPlanId',
   'rootPlanId',
   'depth',

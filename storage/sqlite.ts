@@ -32,6 +32,13 @@ export const REPO_ROOT = findRepoRoot();
 
 export const DEFAULT_DATABASE_URL = `file:${path.join(REPO_ROOT, '.data', 'agents.db')}`;
 
+/** Execute's sandbox copies live next to the embedded database unless SANDBOX_DIR says otherwise. */
+export const DEFAULT_SANDBOX_DIR = path.join(REPO_ROOT, '.data', 'sandboxes');
+
+export function resolveSandboxDir(raw: string | undefined): string {
+  return raw === undefined ? DEFAULT_SANDBOX_DIR : path.resolve(REPO_ROOT, raw);
+}
+
 /**
  * `file:<absolute path>` for the given URL (DATABASE_URL when omitted, else .data/agents.db). A relative path
  * is taken against the repo root, not the working directory, so the CLI run from a subfolder and the worker

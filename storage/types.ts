@@ -58,6 +58,14 @@ export interface PlanStore {
   lastEvent(planId: string): Promise<PlanEventRecord | null>;
   /** By sequence number. */
   listDecisions(planId: string): Promise<DecisionRecord[]>;
+  /**
+   * Sets seed 000's execution fields. Each call states the whole value, so a retried activity writes the same
+   * thing again; a field left undefined is not touched.
+   */
+  recordExecution(
+    planId: string,
+    fields: { changesetId?: string | null; sandboxRefs?: string[]; validationSummary?: string | null },
+  ): Promise<void>;
 }
 
 export interface RecordDecisionsInput {

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
 import type { LogLevel } from '../config/env';
+import { loadModelConfig } from '../actors/model-config';
+import type { ModelConfig } from '../actors/model-config';
+import { resolveSandboxDir } from '../storage/sqlite';
 
 const workerEnvSchema = z.object({
   TEMPORAL_ADDRESS: sharedEnvFields.TEMPORAL_ADDRESS,
@@ -8,6 +11,7 @@ const workerEnvSchema = z.object({
   TEMPORAL_TASK_QUEUE: sharedEnvFields.TEMPORAL_TASK_QUEUE,
   DATABASE_URL: sharedEnvFields.DATABASE_URL,
   LOG_LEVEL: sharedEnvFields.LOG_LEVEL,
+  SANDBOX_DIR: sharedEnvFields.SANDBOX_DIR,
 });
 
 export interface WorkerConfig {
@@ -17,6 +21,10 @@ export interface WorkerConfig {
   /** Undefined means the embedded default database under `.data/`. */
   databaseUrl: string | undefined;
   logLevel: LogLevel;
+  /** Absolute directory for Execute's sandboxes. */
+  sandboxDir: string;
+  /** The model-backed actor's endpoint; null when CLEVERAGENTS_MODEL_BASE_URL is not set. */
+  model: ModelConfig | null;
 }
 
 export class ConfigError extends Error {
@@ -29,11 +37,21 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   if (!parsed.success) {
     throw new ConfigError(`invalid worker configuration: ${describeEnvIssues(parsed.error, env).join('; ')}`);
   }
+  let model: ModelConfig | null;
+  try {
+    model = loadModelConfig(env);
+  } catch (err) {
+    throw new ConfigError(
+      `invalid worker configuration: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
   return {
     temporalAddress: parsed.data.TEMPORAL_ADDRESS,
     namespace: parsed.data.TEMPORAL_NAMESPACE,
     taskQueue: parsed.data.TEMPORAL_TASK_QUEUE,
     databaseUrl: parsed.data.DATABASE_URL,
     logLevel: parsed.data.LOG_LEVEL,
+    sandboxDir: resolveSandboxDir(parsed.data.SANDBOX_DIR),
+    model,
   };
 }

@@ -2,6 +2,9 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { disconnectSharedPrismaClients, resolveDatabaseUrl, sharedPrismaClient } from '../storage/prisma';
 import { createDecisionStore } from '../storage/decisions';
 import { createPlanStore } from '../storage/plans';
+import { createCatalogStore } from '../storage/catalog';
+import { createChangesetStore } from '../storage/changesets';
+import { createActorRegistry } from '../actors';
 import { TASK_QUEUE } from '../workflows/definitions';
 import { loadWorkerConfig } from './config';
 import type { WorkerConfig } from './config';
@@ -12,7 +15,7 @@ import { createPlanWorker } from './worker';
  * after which this resolves and the database and connection are closed in order.
  */
 export async function runWorker(
-  config: Pick<WorkerConfig, 'temporalAddress' | 'namespace' | 'databaseUrl'> &
+  config: Pick<WorkerConfig, 'temporalAddress' | 'namespace' | 'databaseUrl' | 'sandboxDir' | 'model'> &
     Partial<Pick<WorkerConfig, 'taskQueue' | 'logLevel'>>,
 ): Promise<void> {
   if (config.logLevel !== undefined) {
@@ -23,15 +26,23 @@ export async function runWorker(
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   try {
     const taskQueue = config.taskQueue ?? TASK_QUEUE;
+    const actors = createActorRegistry({ model: config.model });
     const worker = await createPlanWorker({
       connection,
       namespace: config.namespace,
       taskQueue,
       plans: createPlanStore(prisma),
       decisions: createDecisionStore(prisma),
+      catalog: createCatalogStore(prisma),
+      changesets: createChangesetStore(prisma),
+      actors,
+      sandboxDir: config.sandboxDir,
     });
     console.log(
       `worker: polling task queue ${taskQueue} on ${config.temporalAddress} (namespace ${config.namespace})`,
+    );
+    console.log(
+      `worker: strategy actors ${actors.names('strategy').join(', ')}; sandboxes in ${config.sandboxDir}`,
     );
     await worker.run();
     console.log('worker: stopped');

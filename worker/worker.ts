@@ -2,14 +2,21 @@ import { Worker } from '@temporalio/worker';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { PlanActivities } from '../activities';
+import type { ActorRegistry } from '../actors/registry';
+import type { ChangesetStore } from '../storage/changesets';
 import { TASK_QUEUE } from '../workflows/definitions';
-import type { DecisionStore, PlanStore } from '../storage/types';
+import type { CatalogStore, DecisionStore, PlanStore } from '../storage/types';
 
 export interface PlanWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   plans: PlanStore;
   decisions: DecisionStore;
+  catalog: CatalogStore;
+  changesets: ChangesetStore;
+  actors: ActorRegistry;
+  /** Where Execute makes its sandbox copies. */
+  sandboxDir: string;
   taskQueue?: string;
   /** Tests replace single activities; production passes nothing. */
   activityOverrides?: Partial<PlanActivities>;
@@ -21,7 +28,14 @@ export const WORKFLOWS_PATH = require.resolve('../workflows');
 
 export async function createPlanWorker(options: PlanWorkerOptions): Promise<Worker> {
   const activities = {
-    ...createActivities({ plans: options.plans, decisions: options.decisions }),
+    ...createActivities({
+      plans: options.plans,
+      decisions: options.decisions,
+      catalog: options.catalog,
+      changesets: options.changesets,
+      actors: options.actors,
+      sandboxDir: options.sandboxDir,
+    }),
     ...options.activityOverrides,
   };
   return Worker.create({

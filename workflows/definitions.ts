@@ -83,6 +83,14 @@ export const ERROR_TYPES = {
   PlanNotFound: 'PlanNotFound',
   DecisionNotFound: 'DecisionNotFound',
   PhaseFailed: 'PhaseFailed',
+  /** A step of Execute (or its validation) failed after its automatic retries. */
+  ExecutionFailed: 'ExecutionFailed',
+  /** Apply found a change it must not write (unsafe path, read-only link, project changed since Execute). */
+  ChangesetRefused: 'ChangesetRefused',
+  /** The plan names an actor this worker does not have. */
+  ActorUnavailable: 'ActorUnavailable',
+  /** An actor could not do its part (e.g. a model answering out of shape); a retry will not help. */
+  ActorFailed: 'ActorFailed',
   StorageUnavailable: 'StorageUnavailable',
 } as const;
 export type ErrorType = (typeof ERROR_TYPES)[keyof typeof ERROR_TYPES];
@@ -93,4 +101,7 @@ export const NON_RETRYABLE_ERROR_TYPES: ErrorType[] = [
   ERROR_TYPES.DecisionRuleViolated,
   ERROR_TYPES.PlanNotFound,
   ERROR_TYPES.DecisionNotFound,
+  ERROR_TYPES.ChangesetRefused,
+  ERROR_TYPES.ActorUnavailable,
+  ERROR_TYPES.ActorFailed,
 ];

@@ -6,13 +6,15 @@ import {
   condition,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities';
-import type { PlanEventType, RecordPlanStateInput } from '../activities/contracts';
+import type { PlanEventType, PhaseFailure, RecordPlanStateInput } from '../activities/contracts';
+import type { Strategy } from '../actors/types';
 import type { DecisionDraft } from '../domain/decision';
 import { invariantEnforcedDrafts, promptDefinitionDraft, userInterventionDraft } from '../domain/decision';
 import type { Phase, ProcessingState, WorkPhase } from '../domain/lifecycle';
@@ -60,6 +62,24 @@ const { runPhase } = proxyActivities<PlanActivities>({
   },
 });
 
+/**
+ * The actors' phase work. Heartbeats carry the current step (`agents plan watch`, the Web UI) and let Temporal
+ * notice a dead worker within a minute instead of at the 30-minute timeout. Failures of the work itself come back
+ * as results (so their decisions are recorded); what is thrown is infrastructure, retried a few times.
+ */
+const { strategize, execute, apply } = proxyActivities<PlanActivities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: {
+    initialInterval: '1 second',
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+  },
+});
+
+/** Marks plans whose phases are run by actors (strategize/execute/apply); older histories ran `runPhase`. */
+const PHASE_ACTORS_PATCH = 'phase-actors';
+
 const WORK_PHASES: readonly WorkPhase[] = ['STRATEGIZE', 'EXECUTE', 'APPLY'];
 const WORKFLOW_ACTOR = 'workflow';
 /** The prompt_definition is the first decision a plan records; people's interventions hang under it. */
@@ -70,7 +90,14 @@ function now(): string {
   return new Date().toISOString();
 }
 
+type PhaseOutcome =
+  | { ok: true; summary: string; decisions: DecisionDraft[] }
+  | { ok: false; failure: PhaseFailure; decisions: DecisionDraft[] };
+
 export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkflowResult> {
+  // Decided once, before the first command: a plan started by an older engine keeps its old path to the end
+  // (replaying it must produce the same commands), every new plan takes the actors' path.
+  const useActors = patched(PHASE_ACTORS_PATCH);
   const spec = withInputDefaults(input);
   const plan: PlanSnapshot = initialSnapshot(spec, workflowInfo().workflowId);
 
@@ -83,6 +110,10 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
     decisionSeq += count;
     return first;
   };
+
+  // Products handed from one phase to the next; rebuilt by replay, so they need no storage of their own.
+  let strategy: Strategy | null = null;
+  let validationLine: string | null = null;
 
   let approval: AdvancePlanRequest | null = null;
   let retry: RetryPhaseRequest | null = null;
@@ -219,6 +250,55 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
     return decisionIds;
   };
 
+  /** One run of a phase's work; which actor does it is the activity's business. */
+  const doPhaseWork = async (
+    phase: WorkPhase,
+    work: { attempt: number; firstDecisionSeq: number; parentDecisionSeq: number },
+  ): Promise<PhaseOutcome> => {
+    if (!useActors) {
+      const result = await runPhase({ spec, phase, ...work });
+      return { ok: true, summary: result.summary, decisions: result.decisions };
+    }
+    switch (phase) {
+      case 'STRATEGIZE': {
+        const result = await strategize({ spec, ...work });
+        strategy = result.strategy;
+        return { ok: true, summary: result.summary, decisions: result.decisions };
+      }
+      case 'EXECUTE': {
+        const result = await execute({
+          spec,
+          ...work,
+          strategy: strategy ?? { steps: [], validation: null, summary: 'no strategy' },
+        });
+        plan.sandboxRefs = result.sandboxRefs;
+        plan.changesetId = result.changesetId;
+        plan.validationSummary = result.validationSummary;
+        validationLine = result.validationSummary;
+        return result.failure === null
+          ? { ok: true, summary: result.summary, decisions: result.decisions }
+          : { ok: false, failure: result.failure, decisions: result.decisions };
+      }
+      case 'APPLY': {
+        if (plan.changesetId === null) {
+          throw ApplicationFailure.nonRetryable(
+            'Execute produced no changeset to apply',
+            ERROR_TYPES.InvalidInput,
+          );
+        }
+        const result = await apply({
+          spec,
+          ...work,
+          changesetId: plan.changesetId,
+          validationSummary: validationLine,
+          at: now(),
+        });
+        plan.validationSummary = result.validationSummary;
+        return { ok: true, summary: result.summary, decisions: result.decisions };
+      }
+    }
+  };
+
   /** Runs one phase until it is COMPLETE; a failure parks it ERRORED until a person retries it. */
   const runPhaseToCompletion = async (phase: WorkPhase): Promise<void> => {
     for (let attempt = 1; ; attempt++) {
@@ -231,11 +311,10 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
       if (isFirstStrategize) {
         plan.decisionRootId = ids[ROOT_SEQ] ?? null;
       }
+      let failed: { error: PlanError; decisions: DecisionDraft[] };
       try {
         const assumedFirst = decisionSeq;
-        const result = await runPhase({
-          spec,
-          phase,
+        const outcome = await doPhaseWork(phase, {
           attempt,
           firstDecisionSeq: assumedFirst,
           parentDecisionSeq,
@@ -243,23 +322,33 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
         // A correction may have taken sequence numbers while the phase ran: the batch then starts later, and links
         // inside it move along. change() allocates from decisionSeq before its first await, so this is exact.
         const shift = decisionSeq - assumedFirst;
-        const decisions = result.decisions.map((d) =>
+        const decisions = outcome.decisions.map((d) =>
           d.parentSeq !== null && d.parentSeq >= assumedFirst ? { ...d, parentSeq: d.parentSeq + shift } : d,
         );
-        if (decisions.length > 0) {
-          parentDecisionSeq = decisionSeq + decisions.length - 1;
+        if (outcome.ok) {
+          if (decisions.length > 0) {
+            parentDecisionSeq = decisionSeq + decisions.length - 1;
+          }
+          await change(
+            'PHASE_COMPLETED',
+            { state: 'COMPLETE', error: null },
+            { message: outcome.summary, decisions },
+          );
+          return;
         }
-        await change(
-          'PHASE_COMPLETED',
-          { state: 'COMPLETE', error: null },
-          { message: result.summary, decisions },
-        );
-        return;
+        failed = { error: { ...outcome.failure, at: now() }, decisions };
       } catch (err) {
         if (isCancellation(err)) throw err;
-        const error = describeFailure(err, now());
+        failed = { error: describeFailure(err, now()), decisions: [] };
+      }
+      {
+        const { error } = failed;
         log.warn('phase failed', { planId: plan.planId, phase, attempt, error: error.message });
-        await change('PHASE_FAILED', { state: 'ERRORED', error }, { message: error.message });
+        await change(
+          'PHASE_FAILED',
+          { state: 'ERRORED', error },
+          { message: error.message, decisions: failed.decisions },
+        );
         await condition(() => retry !== null);
         const request = pending(retry);
         await change(

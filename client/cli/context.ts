@@ -16,14 +16,31 @@ export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   env: NodeJS.ProcessEnv;
-  /** Whether stdout is a terminal: decides colour. */
+  /** Whether stdout is a terminal: decides colour and the spinner. */
   isTty: boolean;
+  /**
+   * Asks a yes/no question of the person at the terminal; absent when nobody can answer (stdin is not a
+   * terminal), and then a command that needs a confirmation asks for --yes instead.
+   */
+  confirm?: (question: string) => Promise<boolean>;
+}
+
+/** The part of an ora spinner `plan watch` uses. */
+export interface Spinner {
+  text: string;
+  clear(): void;
+  render(): void;
+  stop(): void;
 }
 
 /** What every command file gets: output helpers and on-demand connections (so `--help` needs no server). */
 export interface CliContext {
   io: CliIo;
+  /** Colour is on: stdout is a terminal and NO_COLOR is not set. */
+  color: boolean;
   print(text: string): void;
+  /** A started spinner (on stderr); call only when stdout is a terminal. */
+  spinner(): Promise<Spinner>;
   show(doc: Document, format: OutputFormat): void;
   /** JSON or YAML of any value, key order kept. */
   showDocument(value: unknown, format: 'json' | 'yaml'): void;
@@ -41,7 +58,13 @@ export function createCliContext(io: CliIo): CliContext {
   const colors = pc.createColors(color);
   return {
     io,
+    color,
     print,
+    async spinner() {
+      // ora is an ES module: imported on demand, so commands that never spin never load it.
+      const { default: ora } = await import('ora');
+      return ora({ stream: process.stderr }).start();
+    },
     show: (doc, format) => print(renderDocument(doc, format, { color })),
     showDocument: (value, format) =>
       print(format === 'json' ? JSON.stringify(value, null, 2) : YAML.stringify(value).trimEnd()),

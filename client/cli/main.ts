@@ -1,3 +1,4 @@
+import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError } from 'commander';
 import { DecisionNotFoundError, PlanNotFoundError } from '../../storage/errors';
 import { disconnectSharedPrismaClients } from '../../storage/prisma';
@@ -16,7 +17,17 @@ const defaultIo = (): CliIo => ({
   stderr: (text) => process.stderr.write(text),
   env: process.env,
   isTty: Boolean(process.stdout.isTTY),
+  ...(process.stdin.isTTY ? { confirm: askOnTerminal } : {}),
 });
+
+async function askOnTerminal(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question(question)).trim());
+  } finally {
+    rl.close();
+  }
+}
 
 /**
  * Builds the `agents` program: one file per noun, all sharing one context. Subcommands inherit exitOverride and

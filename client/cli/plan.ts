@@ -7,6 +7,9 @@ import { parseArgumentPairs } from '../../domain/plan';
 import { isUlid } from '../../domain/ids';
 import { explainDict, richTreeLines, treeRows, TREE_COLUMNS } from '../../domain/tree-view';
 import { parsePlanId } from '../plans';
+import type { PlanView } from '../plans';
+import { diffStat, renderUnifiedDiff } from '../render/diff';
+import { loadChangeset, registerPlanWorkCommands } from './plan-work';
 import type { OutputFormat } from '../render/format';
 import { PlanClientError } from '../errors';
 import type { CliContext } from './context';
@@ -25,6 +28,7 @@ const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>)';
 
 export function registerPlanCommands(program: Command, ctx: CliContext): void {
   const plan = program.command('plan').description('create, inspect and advance plans');
+  registerPlanWorkCommands(plan, ctx);
 
   plan
     .command('use')
@@ -119,16 +123,18 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
       ).argParser(parseUpper(PHASES)),
     )
     .option('-r, --reason <text>', 'why (recorded as a user_intervention decision)')
+    .option('-y, --yes', 'enter Apply without showing the changes and asking first', false)
     .addOption(byOption(ctx.io))
     .addOption(formatOption())
     .action(async (id: string, opts) => {
-      const snapshot = await ctx.withPlans((client) =>
-        client.advance(id, {
+      const snapshot = await ctx.withPlans(async (client) => {
+        if (!(opts.yes as boolean)) await confirmApply(ctx, await client.get(id));
+        return client.advance(id, {
           by: opts.by as string,
           ...(opts.reason === undefined ? {} : { reason: opts.reason as string }),
           ...(opts.expect === undefined ? {} : { expectedPhase: opts.expect as Phase }),
-        }),
-      );
+        });
+      });
       ctx.show(asCliDict(snapshot), opts.format);
     });
 
@@ -259,6 +265,36 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
       );
       ctx.show(explainDict(correction, { showContext: false, showReasoning: true }), opts.format);
     });
+}
+
+/**
+ * Before a plan enters Apply, the person approving it sees exactly what will be written (seed 001's confirmation)
+ * and says yes. The preview goes to stderr so `--format json` output on stdout stays parseable.
+ */
+async function confirmApply(ctx: CliContext, view: PlanView): Promise<void> {
+  if (!(view.awaitingApproval && view.phase === 'EXECUTE')) return;
+  const changeset = await ctx.withStores(({ plans, changesets }) =>
+    loadChangeset(view.planId, plans.getPlan.bind(plans), changesets.get.bind(changesets)),
+  );
+  const targets = changeset.projects
+    .filter((p) => !p.readOnly)
+    .map((p) => `${p.name} (${p.root})`)
+    .join(', ');
+  ctx.io.stderr(
+    `${renderUnifiedDiff(changeset.changes, { color: ctx.color })}${diffStat(changeset.changes)}\n`,
+  );
+  if (changeset.changes.length === 0) return;
+  if (ctx.io.confirm === undefined) {
+    throw new PlanClientError(
+      'usage',
+      `entering Apply writes ${changeset.changes.length} change(s) to ${targets}; nobody can confirm here ` +
+        '(stdin is not a terminal): pass --yes to apply them',
+    );
+  }
+  const yes = await ctx.io.confirm(`Apply ${changeset.changes.length} change(s) to ${targets}? [y/N] `);
+  if (!yes) {
+    throw new PlanClientError('refused', `not applied: the plan still waits for approval to enter APPLY`);
+  }
 }
 
 function parseDecisionId(input: string): string {

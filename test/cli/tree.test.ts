@@ -45,9 +45,10 @@ it('records the prompt, the invariants it runs under and one branch per phase', 
     [1, 'strategy_choice'],
     [2, 'implementation_choice'],
     [3, 'resource_selection'],
+    [3, 'tool_invocation'],
     [4, 'tool_invocation'],
   ]);
-  expect(tree.nodes.map((n) => n.seq).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5]);
+  expect(tree.nodes.map((n) => n.seq).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6]);
   expect(YAML.parse((await h.cli('plan', 'tree', planId, '--format', 'yaml')).stdout)).toEqual(tree);
 });
 
@@ -75,8 +76,8 @@ it('limits the depth', async () => {
     'invariant_enforced',
     'strategy_choice',
   ]);
-  expect(tree.hidden_by_depth).toBe(3);
-  expect((await h.cli('plan', 'tree', planId, '--depth', '1')).stdout).toContain('3 deeper decisions hidden');
+  expect(tree.hidden_by_depth).toBe(4);
+  expect((await h.cli('plan', 'tree', planId, '--depth', '1')).stdout).toContain('4 deeper decisions hidden');
 });
 
 it('explains a decision, with context and reasoning on request', async () => {
@@ -117,7 +118,10 @@ it('explains a decision, with context and reasoning on request', async () => {
 
   const selection = tree.nodes.find((n) => n.decision_type === 'resource_selection')!;
   const yaml = YAML.parse((await h.cli('plan', 'explain', selection.decision_id, '--format', 'yaml')).stdout);
-  expect(yaml).toMatchObject({ chosen_option: 'local/demo', alternatives_considered: ['local/docs'] });
+  expect(yaml).toMatchObject({
+    chosen_option: 'Writable: local/demo',
+    alternatives_considered: ['Also write local/docs'],
+  });
 });
 
 it.each([

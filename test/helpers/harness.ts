@@ -21,6 +21,10 @@ import { loadBuiltInActions } from '../../client/catalog';
 import { disconnectSharedPrismaClients, sharedPrismaClient } from '../../storage/prisma';
 import type { CatalogStore, PlanStore } from '../../storage/types';
 import { WORKFLOWS_PATH, createPlanWorker } from '../../worker/worker';
+import { createActorRegistry } from '../../actors';
+import { createChangesetStore } from '../../storage/changesets';
+import type { ChangesetStore } from '../../storage/changesets';
+import { createActivities } from '../../activities';
 
 export interface CliResult {
   code: number;
@@ -42,6 +46,13 @@ export interface Harness {
   withWorker<T>(fn: () => Promise<T>, overrides?: Partial<PlanActivities>): Promise<T>;
   /** The `agents` CLI, in process, pointed at this file's server and database. */
   cli(...argv: string[]): Promise<CliResult>;
+  /** The CLI as if a person at a terminal answers every yes/no question with `answer`; records the questions. */
+  cliAnswering(answer: boolean, ...argv: string[]): Promise<CliResult & { questions: string[] }>;
+  changesets: ChangesetStore;
+  /** The real activities, for overrides that fail once and then delegate. */
+  activities: PlanActivities;
+  /** Where this file's workers make their sandboxes. */
+  sandboxDir: string;
   teardown(): Promise<void>;
 }
 
@@ -85,21 +96,55 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
   });
   const bundle = await workflowBundle();
 
+  const changesets = createChangesetStore(prisma);
+  const sandboxDir = path.join(dir, 'sandboxes');
+  const dependencies = {
+    plans,
+    decisions: createDecisionStore(prisma),
+    catalog,
+    changesets,
+    actors: createActorRegistry({ model: null }),
+    sandboxDir,
+  };
   const createWorker = (overrides?: Partial<PlanActivities>) =>
     createPlanWorker({
       connection: env.nativeConnection,
       namespace: env.namespace ?? 'default',
-      plans,
-      decisions: createDecisionStore(prisma),
+      ...dependencies,
       taskQueue,
       workflowBundle: bundle,
       ...(overrides ? { activityOverrides: overrides } : {}),
     });
 
+  const runInProcess = async (
+    argv: string[],
+    confirm: ((question: string) => Promise<boolean>) | undefined,
+  ): Promise<CliResult> => {
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(argv, {
+      stdout: (t) => (stdout += t),
+      stderr: (t) => (stderr += t),
+      env: {
+        TEMPORAL_ADDRESS: env.address,
+        TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+        DATABASE_URL: databaseUrl,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        AGENTS_USER: 'tester',
+      },
+      isTty: false,
+      ...(confirm === undefined ? {} : { confirm }),
+    });
+    return { code, stdout, stderr };
+  };
+
   return {
     env,
     plans,
     catalog,
+    changesets,
+    activities: createActivities(dependencies),
+    sandboxDir,
     projectDir,
     client,
     taskQueue,
@@ -109,21 +154,15 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
       return worker.runUntil(fn);
     },
     async cli(...argv) {
-      let stdout = '';
-      let stderr = '';
-      const code = await runCli(argv, {
-        stdout: (t) => (stdout += t),
-        stderr: (t) => (stderr += t),
-        env: {
-          TEMPORAL_ADDRESS: env.address,
-          TEMPORAL_NAMESPACE: env.namespace ?? 'default',
-          DATABASE_URL: databaseUrl,
-          TEMPORAL_TASK_QUEUE: taskQueue,
-          AGENTS_USER: 'tester',
-        },
-        isTty: false,
+      return runInProcess(argv, undefined);
+    },
+    async cliAnswering(answer, ...argv) {
+      const questions: string[] = [];
+      const result = await runInProcess(argv, async (question) => {
+        questions.push(question);
+        return answer;
       });
-      return { code, stdout, stderr };
+      return { ...result, questions };
     },
     async teardown() {
       await env.teardown();

@@ -14,6 +14,8 @@ describe('loadConfig', () => {
       databaseUrl: `file:${path.join(REPO_ROOT, '.data', 'agents.db')}`,
       temporalCli: undefined,
       logLevel: 'info',
+      sandboxDir: path.join(REPO_ROOT, '.data', 'sandboxes'),
+      model: null,
     });
   });
 

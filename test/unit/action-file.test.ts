@@ -44,6 +44,22 @@ invariants:
   - "  Do not modify files outside the path.  "
 definition_of_done: Every file is reviewed.
 tags: [review, quality]
+steps:
+  - create: "REVIEW-{{path}}.md"
+    content: "# Review of {{path}}\\n"
+  - replace: "src/**/*.ts"
+    pattern: "TODO"
+    with: "FIXME"
+    flags: i
+    require_match: false
+    project: api
+  - move: a.txt
+    to: b.txt
+  - delete: "tmp/**"
+    description: clean up
+  - run: npm test
+    timeout_seconds: 120
+validation: npm run lint
 `;
 
 const FULL_ACTION: Action = {
@@ -79,6 +95,30 @@ const FULL_ACTION: Action = {
   invariants: ['Do not modify files outside the path.'],
   definitionOfDone: 'Every file is reviewed.',
   tags: ['review', 'quality'],
+  steps: [
+    {
+      kind: 'create',
+      path: 'REVIEW-{{path}}.md',
+      content: '# Review of {{path}}\n',
+      overwrite: false,
+      description: null,
+      project: null,
+    },
+    {
+      kind: 'replace',
+      files: 'src/**/*.ts',
+      pattern: 'TODO',
+      replacement: 'FIXME',
+      flags: 'i',
+      requireMatch: false,
+      description: null,
+      project: 'api',
+    },
+    { kind: 'move', from: 'a.txt', to: 'b.txt', description: null, project: null },
+    { kind: 'delete', files: 'tmp/**', requireMatch: true, description: 'clean up', project: null },
+    { kind: 'run', command: 'npm test', timeoutSeconds: 120, description: null, project: null },
+  ],
+  validation: 'npm run lint',
 };
 
 describe('the example actions in actions/', () => {
@@ -159,6 +199,8 @@ describe('parseActionFile: valid files', () => {
       invariants: [],
       definitionOfDone: null,
       tags: [],
+      steps: [],
+      validation: null,
     });
   });
 
@@ -187,7 +229,7 @@ describe('parseActionFile: errors name the file, the field and the rule', () => 
     [
       'unknown top-level key',
       'name: a/b\ncolour: red',
-      'action.yaml: colour: unknown key (allowed: name, description, arguments, default_automation_level, default_profile, actors, invariants, definition_of_done, tags)',
+      'action.yaml: colour: unknown key (allowed: name, description, arguments, default_automation_level, default_profile, actors, invariants, definition_of_done, tags, steps, validation)',
     ],
     ['camelCase key', 'name: a/b\ndefaultProfile: a/c', /^action\.yaml: defaultProfile: unknown key/],
     [
@@ -348,6 +390,8 @@ describe('actionCliDict', () => {
       'invariants',
       'definition_of_done',
       'tags',
+      'steps',
+      'validation',
     ]);
     expect(dict.actors).toEqual({ strategy: 'local/planner', invariant: 'local/guard' });
     expect(dict.arguments).toEqual([

@@ -1,4 +1,6 @@
+import path from 'node:path';
 import { loadClientConfig } from '../../client/config';
+import { REPO_ROOT } from '../../storage/sqlite';
 import { PlanClientError } from '../../client/errors';
 import { ConfigError, loadWorkerConfig } from '../../worker/config';
 
@@ -10,6 +12,8 @@ describe('worker and client configuration', () => {
       taskQueue: 'cleveragents-plans',
       databaseUrl: undefined,
       logLevel: 'info',
+      sandboxDir: path.join(REPO_ROOT, '.data', 'sandboxes'),
+      model: null,
     });
     expect(loadClientConfig({})).toEqual({
       temporalAddress: '127.0.0.1:7233',
@@ -17,6 +21,22 @@ describe('worker and client configuration', () => {
       taskQueue: 'cleveragents-plans',
       databaseUrl: undefined,
     });
+  });
+
+  it('resolves SANDBOX_DIR from the repository root and reads the model endpoint', () => {
+    const config = loadWorkerConfig({
+      SANDBOX_DIR: 'tmp/boxes',
+      CLEVERAGENTS_MODEL_BASE_URL: 'http://127.0.0.1:11434/v1',
+      CLEVERAGENTS_MODEL: 'llama3.1',
+    });
+    expect(config.sandboxDir).toBe(path.join(REPO_ROOT, 'tmp', 'boxes'));
+    expect(config.model).toMatchObject({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.1' });
+  });
+
+  it('refuses a model endpoint without a model name', () => {
+    expect(() => loadWorkerConfig({ CLEVERAGENTS_MODEL_BASE_URL: 'http://127.0.0.1:1/v1' })).toThrow(
+      /invalid worker configuration: .*CLEVERAGENTS_MODEL/,
+    );
   });
 
   it('fails fast naming every bad variable', () => {

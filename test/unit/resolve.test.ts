@@ -74,6 +74,8 @@ describe('resolvePlanSpec: the resolved spec', () => {
         invariantActor: null,
       },
       tags: ['review', 'quality'],
+      steps: [],
+      validation: null,
       parentPlanId: null,
       rootPlanId: null,
       depth: 0,

@@ -1,11 +1,12 @@
 /**
  * End to end through a real Temporal dev server, the real activities and a real SQLite database.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { planWorkflowId } from '../../domain/ids';
 import type { PlanSnapshot } from '../../domain/plan';
-import type { RunPhaseInput, RunPhaseResult } from '../../activities/contracts';
-import { runBuiltinPhase } from '../../activities/phases';
+import type { ExecuteInput, ExecuteResult } from '../../activities/contracts';
 import { getPlanQuery } from '../../workflows/definitions';
 import { createHarness } from '../helpers/harness';
 import type { Harness } from '../helpers/harness';
@@ -64,7 +65,7 @@ describe('FULL_AUTOMATION', () => {
   it('runs through every phase to APPLIED without stopping', async () => {
     const created = await newPlan('FULL_AUTOMATION');
     const result = await h.withWorker(() => h.env.client.workflow.getHandle(created.workflowId).result());
-    expect(result).toEqual({ planId: created.planId, phase: 'APPLIED', decisionCount: 5 });
+    expect(result).toEqual({ planId: created.planId, phase: 'APPLIED', decisionCount: 6 });
 
     const plan = await h.plans.getPlan(created.planId);
     expect(plan).toMatchObject({
@@ -90,20 +91,30 @@ describe('FULL_AUTOMATION', () => {
     ]);
     await expectConsistentHistory(created.planId);
 
-    // The tree grows one level per phase under the prompt.
+    // Each phase hangs under the last decision of the phase before; inside Execute, the resource selection and
+    // each step's tool invocation hang under the implementation choice.
     const decisions = await h.plans.listDecisions(created.planId);
-    expect(decisions.map((d) => d.type)).toEqual([
-      'prompt_definition',
-      'strategy_choice',
-      'implementation_choice',
-      'resource_selection',
-      'tool_invocation',
+    expect(
+      decisions.map((d) => [
+        d.type,
+        d.parentDecisionId === null ? null : decisions.findIndex((p) => p.decisionId === d.parentDecisionId),
+      ]),
+    ).toEqual([
+      ['prompt_definition', null],
+      ['strategy_choice', 0],
+      ['implementation_choice', 1],
+      ['resource_selection', 2],
+      ['tool_invocation', 2],
+      ['tool_invocation', 4],
     ]);
-    expect(decisions[0]?.parentDecisionId).toBeNull();
-    for (let i = 1; i < decisions.length; i++) {
-      expect(decisions[i]?.parentDecisionId).toBe(decisions[i - 1]?.decisionId);
-    }
     expect(plan?.decisionRootId).toBe(decisions[0]?.decisionId);
+
+    // The action's one step wrote its file into the project, through the changeset.
+    expect(readFileSync(path.join(h.projectDir, 'demo', 'GREETING.md'), 'utf8')).toBe(
+      `# hello, local/demo!\n\nWritten by plan example on local/demo (${created.planId}).\n`,
+    );
+    expect(plan?.changesetId).toMatch(/^[0-9A-Z]{26}$/);
+    expect(plan?.validationSummary).toMatch(/applied: (1 created|0 created, 1 modified)/);
 
     expect(await searchAttributes(created.planId)).toMatchObject({
       PlanPhase: 'APPLIED',
@@ -189,6 +200,7 @@ describe('MANUAL through the CLI', () => {
           planId,
           '--expect',
           from.toLowerCase(),
+          '--yes',
           '--format',
           'json',
         );
@@ -343,12 +355,12 @@ describe('durability', () => {
 describe('phase failure', () => {
   it('parks a failing phase ERRORED with its error, and `plan retry` resumes it', async () => {
     let failures = 0;
-    const runPhase = async (input: RunPhaseInput): Promise<RunPhaseResult> => {
-      if (input.phase === 'EXECUTE' && input.attempt === 1) {
+    const execute = async (input: ExecuteInput): Promise<ExecuteResult> => {
+      if (input.attempt === 1) {
         failures++;
         throw ApplicationFailure.nonRetryable('the sandbox could not be created', 'PhaseFailed');
       }
-      return runBuiltinPhase(input);
+      return h.activities.execute(input);
     };
     await h.withWorker(
       async () => {
@@ -384,7 +396,7 @@ describe('phase failure', () => {
         expect(types).toContain('PHASE_RETRIED');
         await expectConsistentHistory(created.planId);
       },
-      { runPhase },
+      { execute },
     );
     expect(failures).toBe(1);
   });
@@ -409,12 +421,13 @@ describe('a worker lost in the middle of recording', () => {
     });
     await h.withWorker(() => h.env.client.workflow.getHandle(created.workflowId).result());
     const decisions = await h.plans.listDecisions(created.planId);
-    expect(decisions.map((d) => d.seq)).toEqual([0, 1, 2, 3, 4]);
+    expect(decisions.map((d) => d.seq)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(decisions.map((d) => d.type)).toEqual([
       'prompt_definition',
       'strategy_choice',
       'implementation_choice',
       'resource_selection',
+      'tool_invocation',
       'tool_invocation',
     ]);
     const events = await h.plans.listEvents(created.planId);

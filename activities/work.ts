@@ -1,0 +1,329 @@
+/**
+ * The phases' work, done by the plan's actors: Strategize asks the strategy actor for steps, Execute runs them in
+ * sandbox copies and stores the changeset, Apply validates and writes it. Each activity returns the decisions its
+ * actors recorded; the workflow gives them their sequence numbers and writes them with the phase's event.
+ */
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { ActorRegistry } from '../actors/registry';
+import type { ActorCall, ContextFile, Workspace } from '../actors/types';
+import { UnknownActorError } from '../actors/types';
+import { ModelHttpError, ModelOutputError } from '../actors/model';
+import { countChanges, describeCounts } from '../domain/changeset';
+import type { ChangesetProject, FileChange } from '../domain/changeset';
+import { DecisionLog } from '../domain/decision-log';
+import type { WorkPhase } from '../domain/lifecycle';
+import type { PlanSpec } from '../domain/plan';
+import { describeStep } from '../domain/steps';
+import { applyChangeset, ChangesetRefusedError } from '../sandbox/apply';
+import { computeChanges, createSandbox, removeSandbox } from '../sandbox/workspace';
+import type { ChangesetStore } from '../storage/changesets';
+import type { CatalogStore, PlanStore } from '../storage/types';
+import { ERROR_TYPES } from '../workflows/definitions';
+import type {
+  ApplyActivityResult,
+  ApplyInput,
+  ExecuteInput,
+  ExecuteResult,
+  PhaseWorkInput,
+  StrategizeResult,
+} from './contracts';
+
+export interface WorkDependencies {
+  plans: PlanStore;
+  catalog: CatalogStore;
+  changesets: ChangesetStore;
+  actors: ActorRegistry;
+  /** Where Execute makes its sandbox copies (one directory per plan and run). */
+  sandboxDir: string;
+}
+
+/** How often a running phase reports it is alive (and what it is doing) to Temporal. */
+const HEARTBEAT_MS = 5_000;
+
+const WORKFLOW_ACTOR = 'workflow';
+
+/** Default for plans without an automation profile: the profile schema's own default. */
+const DEFAULT_MAX_AUTO_RETRIES = 2;
+
+/**
+ * Runs `work` with an ActorCall whose progress goes out as activity heartbeats: on a timer as well as on every
+ * change, so a long step (a model call, a test run) keeps the heartbeat alive and cancellation reaches it.
+ */
+async function withProgress<T>(
+  phase: WorkPhase,
+  work: (report: (message: string) => void, signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const context = Context.current();
+  let current = `${phase}: starting`;
+  const beat = (): void => context.heartbeat({ phase, progress: current });
+  beat();
+  const timer = setInterval(beat, HEARTBEAT_MS);
+  try {
+    return await work((message) => {
+      current = `${phase}: ${message}`;
+      beat();
+    }, context.cancellationSignal);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+function asFailure(err: unknown): unknown {
+  if (err instanceof UnknownActorError) {
+    return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.ActorUnavailable);
+  }
+  // A model that keeps answering out of shape, or refuses the request (4xx), will not do better on a retry.
+  if (
+    err instanceof ModelOutputError ||
+    (err instanceof ModelHttpError && err.status < 500 && err.status !== 429)
+  ) {
+    return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.ActorFailed);
+  }
+  return err;
+}
+
+/** The directory name of a project's sandbox: its alias, else its name with `/` made safe. */
+function sandboxName(link: { projectName: string; alias: string | null }): string {
+  return link.alias ?? link.projectName.replace(/\//g, '__');
+}
+
+export function createWorkActivities(deps: WorkDependencies) {
+  const { plans, catalog, changesets, actors } = deps;
+
+  const projectRoots = async (spec: PlanSpec): Promise<Map<string, string>> => {
+    const roots = new Map<string, string>();
+    for (const link of spec.projects) {
+      const project = await catalog.getProject(link.projectName);
+      if (project === null) {
+        throw ApplicationFailure.nonRetryable(
+          `project ${link.projectName} is no longer in the catalog; add it again with \`agents project add\``,
+          ERROR_TYPES.InvalidInput,
+        );
+      }
+      roots.set(link.projectName, project.value.path);
+    }
+    return roots;
+  };
+
+  const contextFiles = async (planId: string): Promise<ContextFile[]> =>
+    (await changesets.readContextFiles(planId)).map((f) => ({
+      path: f.path,
+      sha256: f.sha256,
+      size: f.size,
+      content: f.binary ? null : Buffer.from(f.content).toString('utf8'),
+    }));
+
+  const call = async (
+    input: PhaseWorkInput,
+    phase: WorkPhase,
+    workspaces: Workspace[],
+    report: (message: string) => void,
+    signal: AbortSignal,
+  ): Promise<ActorCall> => ({
+    plan: input.spec,
+    workspaces,
+    contextFiles: await contextFiles(input.spec.planId),
+    log: new DecisionLog({
+      firstSeq: input.firstDecisionSeq,
+      parentSeq: input.parentDecisionSeq,
+      phase,
+      actor: WORKFLOW_ACTOR,
+    }),
+    signal,
+    progress: report,
+  });
+
+  return {
+    async strategize(input: PhaseWorkInput): Promise<StrategizeResult> {
+      try {
+        const strategyActor = actors.get('strategy', input.spec.actors.strategyActor);
+        const estimationActor = actors.get('estimation', input.spec.actors.estimationActor);
+        const roots = await projectRoots(input.spec);
+        const workspaces: Workspace[] = input.spec.projects.map((link) => ({
+          project: link.projectName,
+          alias: link.alias,
+          readOnly: link.readOnly,
+          root: roots.get(link.projectName) ?? '',
+          sandbox: null,
+        }));
+        return await withProgress('STRATEGIZE', async (report, signal) => {
+          const actorCall = await call(input, 'STRATEGIZE', workspaces, report, signal);
+          report(`asking the ${strategyActor.name} strategy actor`);
+          const strategy = await strategyActor.strategize({
+            ...actorCall,
+            action: { steps: input.spec.steps, validation: input.spec.validation },
+          });
+          report(`estimating with the ${estimationActor.name} estimation actor`);
+          const estimate = await estimationActor.estimate({ ...actorCall, strategy });
+          const files =
+            estimate.filesLikelyChanged === null ? '' : `, about ${estimate.filesLikelyChanged} file(s)`;
+          return {
+            summary: `${strategy.summary} (${strategy.steps.length} step(s)${files}, ${estimate.risk} risk)`,
+            decisions: actorCall.log.drafts(),
+            strategy,
+          };
+        });
+      } catch (err) {
+        throw asFailure(err);
+      }
+    },
+
+    async execute(input: ExecuteInput): Promise<ExecuteResult> {
+      try {
+        const { spec } = input;
+        const executionActor = actors.get('execution', spec.actors.executionActor);
+        const roots = await projectRoots(spec);
+        // One directory per run: a retried activity of the same run starts again from a fresh copy, and a later
+        // run never sees an earlier run's half-done work.
+        const runDir = path.join(deps.sandboxDir, spec.planId, `execute-${input.attempt}`);
+        const workspaces: Workspace[] = spec.projects.map((link) => ({
+          project: link.projectName,
+          alias: link.alias,
+          readOnly: link.readOnly,
+          root: roots.get(link.projectName) ?? '',
+          sandbox: link.readOnly ? null : path.join(runDir, sandboxName(link)),
+        }));
+        return await withProgress('EXECUTE', async (report, signal) => {
+          for (const ws of workspaces) {
+            if (ws.sandbox === null) continue;
+            report(`copying ${ws.project} into a sandbox`);
+            await createSandbox(ws.root, ws.sandbox);
+          }
+          const sandboxRefs = workspaces.flatMap((ws) => (ws.sandbox === null ? [] : [ws.sandbox]));
+          await plans.recordExecution(spec.planId, { sandboxRefs });
+
+          const actorCall = await call(input, 'EXECUTE', workspaces, report, signal);
+          const outcome = await executionActor.execute({
+            ...actorCall,
+            strategy: input.strategy,
+            maxAutoRetries: spec.effectiveProfileSnapshot?.maxAutoRetries ?? DEFAULT_MAX_AUTO_RETRIES,
+          });
+          const validationSummary =
+            outcome.validation === null
+              ? null
+              : `validation \`${outcome.validation.command}\` ${outcome.validation.passed ? 'passed' : 'failed'}` +
+                ` in the sandbox (exit ${outcome.validation.exitCode ?? 'none'})`;
+          const decisions = actorCall.log.drafts();
+          if (!outcome.ok) {
+            const step = outcome.error.step === null ? undefined : input.strategy.steps[outcome.error.step];
+            const where =
+              outcome.error.step === null || step === undefined
+                ? ''
+                : `step ${outcome.error.step + 1} (${describeStep(step)}) `;
+            const message = `Execute failed: ${where}after ${outcome.error.attempts} attempt(s): ${outcome.error.message}`;
+            return {
+              summary: message,
+              decisions,
+              failure: { type: ERROR_TYPES.ExecutionFailed, message, details: outcome.error.details },
+              changesetId: null,
+              sandboxRefs,
+              counts: null,
+              validationSummary,
+            };
+          }
+
+          report('comparing the sandboxes with the projects');
+          const changes: FileChange[] = [];
+          for (const ws of workspaces) {
+            if (ws.sandbox === null) continue;
+            changes.push(...(await computeChanges(ws.project, ws.root, ws.sandbox)));
+          }
+          const projects: ChangesetProject[] = workspaces.map((ws) => ({
+            name: ws.project,
+            alias: ws.alias,
+            root: ws.root,
+            readOnly: ws.readOnly,
+            sandbox: ws.sandbox,
+          }));
+          const changesetId = await changesets.save({
+            planId: spec.planId,
+            attempt: input.attempt,
+            projects,
+            changes,
+            createdAt: new Date().toISOString(),
+          });
+          await plans.recordExecution(spec.planId, { changesetId, validationSummary });
+          const counts = countChanges(changes);
+          return {
+            summary: `${outcome.summary}; changeset ${changesetId}: ${describeCounts(counts)}`,
+            decisions,
+            failure: null,
+            changesetId,
+            sandboxRefs,
+            counts,
+            validationSummary,
+          };
+        });
+      } catch (err) {
+        throw asFailure(err);
+      }
+    },
+
+    async apply(input: ApplyInput): Promise<ApplyActivityResult> {
+      const changeset = await changesets.get(input.changesetId);
+      if (changeset === null || changeset.planId !== input.spec.planId) {
+        throw ApplicationFailure.nonRetryable(
+          `changeset ${input.changesetId} of plan ${input.spec.planId} was not found`,
+          ERROR_TYPES.InvalidInput,
+        );
+      }
+      // A retried Apply after a successful write (the worker died before reporting) returns what was done.
+      const result =
+        (await changesets.getApplyResult(changeset.changesetId)) ??
+        (await applyChangeset(changeset, { at: input.at }).catch((err: unknown) => {
+          if (err instanceof ChangesetRefusedError) {
+            throw ApplicationFailure.nonRetryable(
+              `${err.message}. Nothing was written. Restore the project and \`agents plan retry\`, or cancel ` +
+                'the plan and start a new one to run Execute again.',
+              ERROR_TYPES.ChangesetRefused,
+              { problems: err.problems },
+            );
+          }
+          throw err;
+        }));
+      await changesets.recordApplyResult(result);
+      const counts = describeCounts(result);
+      const validationSummary = `${input.validationSummary ?? 'no validation command'}; applied: ${counts}`;
+      await plans.recordExecution(input.spec.planId, { validationSummary });
+      // The sandboxes served their purpose; the changeset keeps every byte that was written.
+      for (const project of changeset.projects) {
+        if (project.sandbox !== null) await removeSandbox(project.sandbox);
+      }
+      const log = new DecisionLog({
+        firstSeq: input.firstDecisionSeq,
+        parentSeq: input.parentDecisionSeq,
+        phase: 'APPLY',
+        actor: WORKFLOW_ACTOR,
+      });
+      const roots = changeset.projects.filter((p) => !p.readOnly).map((p) => `${p.name} (${p.root})`);
+      log.record({
+        type: 'tool_invocation',
+        question: 'How should the changeset be written?',
+        chosenOption: `Validate every change, then write each file atomically into ${roots.join(', ') || 'no project'}`,
+        alternatives: ['Write files in place as they are processed'],
+        confidence: null,
+        rationale:
+          `Validating the whole changeset before the first write means a refusal leaves nothing half-written. ` +
+          `Result: ${counts}` +
+          (result.alreadyApplied > 0
+            ? ` (${result.alreadyApplied} already applied by an earlier attempt)`
+            : ''),
+        artifactsProduced: changeset.changes.map((c) => ({
+          kind: 'file',
+          uri: `${c.project}/${c.path}`,
+          description: c.operation,
+        })),
+      });
+      return {
+        summary: `Applied changeset ${changeset.changesetId}: ${counts}`,
+        decisions: log.drafts(),
+        result,
+        validationSummary,
+      };
+    },
+  };
+}
+
+export type WorkActivities = ReturnType<typeof createWorkActivities>;

@@ -1,0 +1,250 @@
+/**
+ * Changesets (what Execute produced) and the plan's context files. A changeset is keyed by (plan, Execute run): a
+ * retried Execute activity replaces the changeset of its own run and keeps its id, so the plan never points at a
+ * changeset that a retry orphaned. Apply's result is stored on the changeset, so a retried Apply returns it.
+ */
+import { z } from 'zod';
+import type { ApplyResult, Changeset, ChangesetProject, FileChange } from '../domain/changeset';
+import { CHANGE_OPERATIONS, sortChanges } from '../domain/changeset';
+import { ulid } from 'ulid';
+import { PlanNotFoundError } from './errors';
+import type { PrismaClient } from './generated/prisma/client';
+import { claimWriteLock } from './lock';
+import { parseTime } from './time';
+
+export interface SaveChangesetInput {
+  planId: string;
+  attempt: number;
+  projects: ChangesetProject[];
+  changes: FileChange[];
+  createdAt: string;
+}
+
+export interface ContextFileInput {
+  path: string;
+  sha256: string;
+  content: Uint8Array;
+}
+
+export interface StoredContextFile {
+  path: string;
+  sha256: string;
+  size: number;
+  binary: boolean;
+  addedBy: string;
+  addedAt: string;
+}
+
+export interface ChangesetStore {
+  /** Stores the changeset of one Execute run; a second call for the same run replaces it and keeps the id. */
+  save(input: SaveChangesetInput): Promise<string>;
+  get(changesetId: string): Promise<Changeset | null>;
+  /** The changeset of the plan's latest Execute run. */
+  latestForPlan(planId: string): Promise<Changeset | null>;
+  getApplyResult(changesetId: string): Promise<ApplyResult | null>;
+  recordApplyResult(result: ApplyResult): Promise<void>;
+
+  /** Adds (or replaces, by path) files in a plan's context; returns how many were new. */
+  addContextFiles(planId: string, files: ContextFileInput[], by: string, at: string): Promise<number>;
+  listContextFiles(planId: string): Promise<StoredContextFile[]>;
+  /** The files with their content, for the actors. */
+  readContextFiles(planId: string): Promise<Array<StoredContextFile & { content: Uint8Array }>>;
+  clearContextFiles(planId: string): Promise<number>;
+}
+
+const projectsSchema = z.array(
+  z.object({
+    name: z.string(),
+    alias: z.string().nullable(),
+    root: z.string(),
+    readOnly: z.boolean(),
+    sandbox: z.string().nullable(),
+  }),
+);
+const operationSchema = z.enum(CHANGE_OPERATIONS);
+const applyResultSchema = z.object({
+  changesetId: z.string(),
+  created: z.number().int(),
+  modified: z.number().int(),
+  deleted: z.number().int(),
+  moved: z.number().int(),
+  alreadyApplied: z.number().int(),
+  appliedAt: z.string(),
+});
+
+/** Strict UTF-8: a file that does not decode is binary for the actors. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+export function isBinary(bytes: Uint8Array): boolean {
+  if (bytes.includes(0)) return true;
+  try {
+    utf8.decode(bytes);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+export function createChangesetStore(prisma: PrismaClient): ChangesetStore {
+  const requirePlan = async (planId: string): Promise<void> => {
+    const plan = await prisma.plan.findUnique({ where: { id: planId }, select: { id: true } });
+    if (plan === null) throw new PlanNotFoundError(planId);
+  };
+
+  const load = async (where: { id: string } | { planId: string }): Promise<Changeset | null> => {
+    const row =
+      'id' in where
+        ? await prisma.changeset.findUnique({
+            where,
+            include: { changes: { orderBy: { index: 'asc' } } },
+          })
+        : await prisma.changeset.findFirst({
+            where,
+            orderBy: { attempt: 'desc' },
+            include: { changes: { orderBy: { index: 'asc' } } },
+          });
+    if (row === null) return null;
+    return {
+      changesetId: row.id,
+      planId: row.planId,
+      attempt: row.attempt,
+      projects: projectsSchema.parse(row.projects),
+      createdAt: row.createdAt.toISOString(),
+      changes: row.changes.map((c) => ({
+        project: c.project,
+        operation: operationSchema.parse(c.operation),
+        path: c.path,
+        fromPath: c.fromPath,
+        beforeHash: c.beforeHash,
+        afterHash: c.afterHash,
+        beforeContent: c.beforeContent === null ? null : new Uint8Array(c.beforeContent),
+        afterContent: c.afterContent === null ? null : new Uint8Array(c.afterContent),
+      })),
+    };
+  };
+
+  return {
+    async save(input) {
+      const createdAt = parseTime(input.createdAt, 'createdAt');
+      const changes = sortChanges(input.changes);
+      return prisma.$transaction(async (tx) => {
+        await claimWriteLock(tx);
+        const plan = await tx.plan.findUnique({ where: { id: input.planId }, select: { id: true } });
+        if (plan === null) throw new PlanNotFoundError(input.planId);
+        const existing = await tx.changeset.findUnique({
+          where: { planId_attempt: { planId: input.planId, attempt: input.attempt } },
+        });
+        const id = existing?.id ?? ulid();
+        if (existing === null) {
+          await tx.changeset.create({
+            data: { id, planId: input.planId, attempt: input.attempt, projects: input.projects, createdAt },
+          });
+        } else {
+          await tx.fileChange.deleteMany({ where: { changesetId: id } });
+          await tx.changeset.update({ where: { id }, data: { projects: input.projects, createdAt } });
+        }
+        // One row per change: contents can be large, and createMany keeps it to few statements.
+        await tx.fileChange.createMany({
+          data: changes.map((c, index) => ({
+            changesetId: id,
+            index,
+            project: c.project,
+            operation: c.operation,
+            path: c.path,
+            fromPath: c.fromPath,
+            beforeHash: c.beforeHash,
+            afterHash: c.afterHash,
+            beforeContent: c.beforeContent === null ? null : Buffer.from(c.beforeContent),
+            afterContent: c.afterContent === null ? null : Buffer.from(c.afterContent),
+          })),
+        });
+        return id;
+      });
+    },
+
+    get: (changesetId) => load({ id: changesetId }),
+    latestForPlan: (planId) => load({ planId }),
+
+    async getApplyResult(changesetId) {
+      const row = await prisma.changeset.findUnique({
+        where: { id: changesetId },
+        select: { applyResult: true },
+      });
+      return row === null || row.applyResult === null ? null : applyResultSchema.parse(row.applyResult);
+    },
+
+    async recordApplyResult(result) {
+      await prisma.changeset.update({
+        where: { id: result.changesetId },
+        data: { applyResult: result, appliedAt: parseTime(result.appliedAt, 'appliedAt') },
+      });
+    },
+
+    async addContextFiles(planId, files, by, at) {
+      const addedAt = parseTime(at, 'at');
+      return prisma.$transaction(async (tx) => {
+        await claimWriteLock(tx);
+        const plan = await tx.plan.findUnique({ where: { id: planId }, select: { id: true } });
+        if (plan === null) throw new PlanNotFoundError(planId);
+        let added = 0;
+        for (const file of files) {
+          const content = Buffer.from(file.content);
+          const data = {
+            sha256: file.sha256,
+            size: content.length,
+            content,
+            binary: isBinary(file.content),
+            addedBy: by,
+            addedAt,
+          };
+          const existing = await tx.planContextFile.findUnique({
+            where: { planId_path: { planId, path: file.path } },
+            select: { sha256: true },
+          });
+          if (existing === null) added++;
+          await tx.planContextFile.upsert({
+            where: { planId_path: { planId, path: file.path } },
+            create: { planId, path: file.path, ...data },
+            update: data,
+          });
+        }
+        return added;
+      });
+    },
+
+    async listContextFiles(planId) {
+      await requirePlan(planId);
+      const rows = await prisma.planContextFile.findMany({
+        where: { planId },
+        orderBy: { path: 'asc' },
+        omit: { content: true },
+      });
+      return rows.map((r) => ({
+        path: r.path,
+        sha256: r.sha256,
+        size: r.size,
+        binary: r.binary,
+        addedBy: r.addedBy,
+        addedAt: r.addedAt.toISOString(),
+      }));
+    },
+
+    async readContextFiles(planId) {
+      const rows = await prisma.planContextFile.findMany({ where: { planId }, orderBy: { path: 'asc' } });
+      return rows.map((r) => ({
+        path: r.path,
+        sha256: r.sha256,
+        size: r.size,
+        binary: r.binary,
+        addedBy: r.addedBy,
+        addedAt: r.addedAt.toISOString(),
+        content: new Uint8Array(r.content),
+      }));
+    },
+
+    async clearContextFiles(planId) {
+      await requirePlan(planId);
+      const { count } = await prisma.planContextFile.deleteMany({ where: { planId } });
+      return count;
+    },
+  };
+}
