@@ -107,6 +107,9 @@ export class PlanClient {
         ],
       }),
     );
+    // The row exists from the start, so a queued plan can be listed and given context before a worker picks it
+    // up. The workflow's first activity writes the same row and event (sequence 0) and finds them already there.
+    await this.plans.recordPlanCreated({ spec, eventSeq: 0 });
     return initialSnapshot(spec, workflowId);
   }
 
