@@ -2,12 +2,14 @@
  * Records the workflow histories that test/workflows/replay.test.ts replays. Run it (npm run histories:record)
  * only when a workflow change is meant to be incompatible with running plans, and say so in the commit: the
  * checked-in histories are what proves every other change replays.
+ *
+ * `runphase-*.json` were recorded before actors (issue 6) and stay: plans started then must still replay. This
+ * script records the `actors-*.json` ones, from plans that run the example action's real step.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { runBuiltinPhase } from '../activities/phases';
 import type { AutomationLevel } from '../domain/lifecycle';
 import { createHarness } from '../test/helpers/harness';
 import type { Harness } from '../test/helpers/harness';
@@ -44,7 +46,7 @@ async function main(): Promise<void> {
     await h.withWorker(async () => {
       await record(
         h,
-        'manual-applied.json',
+        'actors-manual-applied.json',
         async (planId) => {
           for (const phase of ['STRATEGIZE', 'EXECUTE', 'APPLY'] as const) {
             await h.client.waitForInput(planId);
@@ -59,7 +61,7 @@ async function main(): Promise<void> {
       );
       await record(
         h,
-        'review-cancelled.json',
+        'actors-review-cancelled.json',
         async (planId) => {
           await h.client.waitForInput(planId);
           await h.client.cancel(planId);
@@ -71,7 +73,7 @@ async function main(): Promise<void> {
       () =>
         record(
           h,
-          'full-errored-retried.json',
+          'actors-full-errored-retried.json',
           async (planId) => {
             await h.client.waitForInput(planId);
             await h.client.retry(planId, { by: 'recorder', reason: 'try again' });
@@ -79,11 +81,11 @@ async function main(): Promise<void> {
           'FULL_AUTOMATION',
         ),
       {
-        runPhase: async (input) => {
-          if (input.phase === 'EXECUTE' && input.attempt === 1) {
+        execute: async (input) => {
+          if (input.attempt === 1) {
             throw ApplicationFailure.nonRetryable('simulated execute failure', 'PhaseFailed');
           }
-          return runBuiltinPhase(input);
+          return h.activities.execute(input);
         },
       },
     );

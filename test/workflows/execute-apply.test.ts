@@ -142,7 +142,7 @@ describe('MANUAL: diff after Execute, confirmation, Apply', () => {
       expect(text.stdout).toContain('+// SPDX-License-Identifier: MIT');
       expect(text.stdout).toContain('rename from local/demo/old.txt');
       expect(text.stdout).toContain('+Notes for local/demo (MIT)');
-      expect(text.stdout).not.toMatch(/\u001b\[/);
+      expect(text.stdout).not.toContain('\u001b[');
 
       // Nobody at a terminal: refused with the way out, nothing written.
       const piped = await h.cli('plan', 'advance', planId);
@@ -439,7 +439,7 @@ describe('plan watch', () => {
       expect(out.stdout.trimEnd().split('\n').at(-1)).toBe(
         `EXECUTE COMPLETE: waiting for approval (agents plan advance ${planId})`,
       );
-      expect(out.stdout).not.toMatch(/\u001b\[/);
+      expect(out.stdout).not.toContain('\u001b[');
       await h.client.cancel(planId);
     });
   });
