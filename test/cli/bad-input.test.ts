@@ -29,6 +29,13 @@ beforeAll(async () => {
     ),
     badJson: write('bad.json', '{"name": "local/x",}'),
     file: write('plain-file.txt', 'not a directory'),
+    noVerb: write('no-verb.yaml', 'name: local/x\nsteps:\n  - content: hi\n'),
+    twoVerbs: write('two-verbs.yaml', 'name: local/x\nsteps:\n  - create: a\n    content: b\n    run: ls\n'),
+    emptyMoveTarget: write('empty-move.yaml', 'name: local/x\nsteps:\n  - move: a\n    to: ""\n'),
+    badFlags: write(
+      'bad-flags.yaml',
+      'name: local/x\nsteps:\n  - replace: "*.ts"\n    pattern: a\n    with: b\n    flags: gx\n',
+    ),
   };
   await h.catalog.putProfile({
     name: 'team/careful',
@@ -52,6 +59,8 @@ async function snapshotDatabase() {
     profiles: await h.catalog.listProfiles(),
   };
 }
+
+const UNKNOWN_PLAN = '01KB0F5ZQ3S5G9X2N6W8Y4T7RA';
 
 const use = (...rest: string[]) => ['plan', 'use', 'local/code-review', '--project', 'local/demo', ...rest];
 
@@ -151,6 +160,40 @@ const cases: Array<[string, () => string[], RegExp]> = [
   ['non-namespaced profile name', () => ['profile', 'add', 'fast', '-a', 'full'], /profile name "fast"/],
   ['remove an unknown profile', () => ['profile', 'remove', 'team/nope'], /no profile named team\/nope/],
   ['malformed plan id', () => ['plan', 'show', 'not-a-plan'], /is not a plan id/],
+  [
+    'a step without a verb',
+    () => ['action', 'add', '-f', files.noVerb!],
+    /steps\.0: a step needs exactly one of/,
+  ],
+  [
+    'a step with two verbs',
+    () => ['action', 'add', '-f', files.twoVerbs!],
+    /steps\.0: a step has exactly one verb/,
+  ],
+  [
+    'a move to nowhere',
+    () => ['action', 'add', '-f', files.emptyMoveTarget!],
+    /steps\.0\.to: must not be empty/,
+  ],
+  [
+    'unknown regex flags',
+    () => ['action', 'add', '-f', files.badFlags!],
+    /steps\.0\.flags: may contain only/,
+  ],
+  ['diff of a malformed plan id', () => ['plan', 'diff', 'nope'], /is not a plan id/],
+  ['diff of an unknown plan', () => ['plan', 'diff', UNKNOWN_PLAN], /no plan with id/],
+  [
+    'context of an unknown plan',
+    () => ['plan', 'context', 'add', UNKNOWN_PLAN, files.file!],
+    /no plan with id/,
+  ],
+  [
+    'context from a missing file',
+    () => ['plan', 'context', 'add', UNKNOWN_PLAN, '/nonexistent/x'],
+    /no such file/,
+  ],
+  ['context list of a malformed id', () => ['plan', 'context', 'list', 'x'], /is not a plan id/],
+  ['watch with a zero timeout', () => ['plan', 'watch', UNKNOWN_PLAN, '--timeout', '0'], /--timeout/],
   [
     'unknown output format',
     () => ['action', 'list', '--format', 'xml'],

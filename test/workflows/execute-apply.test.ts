@@ -347,6 +347,9 @@ describe('context files', () => {
     await h.withWorker(async () => {
       const planId = await startPlan('local/example', 'MANUAL');
       await h.client.waitForInput(planId);
+      const noDiff = await h.cli('plan', 'diff', planId);
+      expect(noDiff.code).toBe(3);
+      expect(noDiff.stderr).toMatch(/has no changeset yet \(it is STRATEGIZE, COMPLETE\); Execute produces it/);
 
       const single = await h.cli(
         'plan',
