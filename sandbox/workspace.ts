@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { checkRelativePath, sortChanges, type FileChange } from '../domain/changeset';
+import { sha256 } from './apply';
 
 /**
  * Execute works on a copy of each writable project and the changeset is what differs between the copy and the
@@ -193,10 +193,6 @@ async function listFiles(dir: string): Promise<Map<string, string>> {
 async function readBytes(file: string): Promise<Uint8Array> {
   const buffer = await fs.readFile(file);
   return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
-}
-
-function sha256(content: Uint8Array): string {
-  return createHash('sha256').update(content).digest('hex');
 }
 
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {

@@ -8,7 +8,7 @@ import type { ApplyResult, Changeset, ChangesetProject, FileChange } from '../do
 import { CHANGE_OPERATIONS, sortChanges } from '../domain/changeset';
 import { ulid } from 'ulid';
 import { PlanNotFoundError } from './errors';
-import type { PrismaClient } from './generated/prisma/client';
+import type { PlanContextFile, PrismaClient } from './generated/prisma/client';
 import { claimWriteLock } from './lock';
 import { parseTime } from './time';
 
@@ -218,27 +218,12 @@ export function createChangesetStore(prisma: PrismaClient): ChangesetStore {
         orderBy: { path: 'asc' },
         omit: { content: true },
       });
-      return rows.map((r) => ({
-        path: r.path,
-        sha256: r.sha256,
-        size: r.size,
-        binary: r.binary,
-        addedBy: r.addedBy,
-        addedAt: r.addedAt.toISOString(),
-      }));
+      return rows.map(toStoredContextFile);
     },
 
     async readContextFiles(planId) {
       const rows = await prisma.planContextFile.findMany({ where: { planId }, orderBy: { path: 'asc' } });
-      return rows.map((r) => ({
-        path: r.path,
-        sha256: r.sha256,
-        size: r.size,
-        binary: r.binary,
-        addedBy: r.addedBy,
-        addedAt: r.addedAt.toISOString(),
-        content: new Uint8Array(r.content),
-      }));
+      return rows.map((r) => ({ ...toStoredContextFile(r), content: new Uint8Array(r.content) }));
     },
 
     async clearContextFiles(planId) {
@@ -246,5 +231,16 @@ export function createChangesetStore(prisma: PrismaClient): ChangesetStore {
       const { count } = await prisma.planContextFile.deleteMany({ where: { planId } });
       return count;
     },
+  };
+}
+
+function toStoredContextFile(row: Omit<PlanContextFile, 'content'>): StoredContextFile {
+  return {
+    path: row.path,
+    sha256: row.sha256,
+    size: row.size,
+    binary: row.binary,
+    addedBy: row.addedBy,
+    addedAt: row.addedAt.toISOString(),
   };
 }

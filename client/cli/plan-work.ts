@@ -5,10 +5,10 @@
 import { lstat, readdir, readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createHash } from 'node:crypto';
 import { isFinished } from '../../domain/lifecycle';
 import type { Changeset } from '../../domain/changeset';
 import type { ContextFileInput } from '../../storage/changesets';
+import { sha256 } from '../../sandbox/apply';
 import { PlanClientError } from '../errors';
 import { parsePlanId } from '../plans';
 import type { PlanView } from '../plans';
@@ -150,7 +150,7 @@ export async function collectContextFiles(paths: string[], recursive: boolean): 
     }
     found.set(real, {
       path: real,
-      sha256: createHash('sha256').update(content).digest('hex'),
+      sha256: sha256(content),
       content: new Uint8Array(content),
     });
   };
