@@ -349,7 +349,9 @@ describe('context files', () => {
       await h.client.waitForInput(planId);
       const noDiff = await h.cli('plan', 'diff', planId);
       expect(noDiff.code).toBe(3);
-      expect(noDiff.stderr).toMatch(/has no changeset yet \(it is STRATEGIZE, COMPLETE\); Execute produces it/);
+      expect(noDiff.stderr).toMatch(
+        /has no changeset yet \(it is STRATEGIZE, COMPLETE\); Execute produces it/,
+      );
 
       const single = await h.cli(
         'plan',
