@@ -13,6 +13,7 @@ import {
   readlinkSync,
 } from 'node:fs';
 import path from 'node:path';
+import { applyPatch, parsePatch } from 'diff';
 import { parseActionFile } from '../../domain/action-file';
 import type { AutomationLevel } from '../../domain/lifecycle';
 import { planWorkflowId } from '../../domain/ids';
@@ -187,6 +188,73 @@ describe('MANUAL: diff after Execute, confirmation, Apply', () => {
     });
   });
 });
+
+describe('the shipped local/add-license-header action, driven through the CLI', () => {
+  it('changes the project exactly as `plan diff` showed', async () => {
+    resetDemo({
+      'src/a.ts': 'export const a = 1;\n',
+      'src/deep/b.ts': 'export const b = 2;\n',
+      'src/c.ts': '// SPDX-License-Identifier: MIT\nexport const c = 3;\n',
+      'notes.md': 'not matched by the glob\n',
+    });
+    const before = snapshot(demo);
+    await h.withWorker(async () => {
+      const use = await h.cli(
+        'plan',
+        'use',
+        'local/add-license-header',
+        '--project',
+        'local/demo',
+        '--automation',
+        'manual',
+        '--arg',
+        'license=Apache-2.0',
+        '--format',
+        'json',
+      );
+      expect(use.code).toBe(0);
+      const planId = (JSON.parse(use.stdout) as { plan_id: string }).plan_id;
+      await h.client.waitForInput(planId);
+      expect((await h.cli('plan', 'advance', planId)).code).toBe(0);
+      await h.client.waitForInput(planId);
+
+      const shown = await h.cli('plan', 'diff', planId, '--format', 'plain');
+      expect(shown.code).toBe(0);
+      const [patchText, stat] = splitStat(shown.stdout);
+      expect(stat).toBe('0 created, 2 modified, 0 deleted, 0 moved');
+
+      const advance = await h.cliAnswering(true, 'plan', 'advance', planId, '--reason', 'reviewed the diff');
+      expect(advance.code).toBe(0);
+      expect(advance.questions).toHaveLength(1);
+      const applied = await h.client.waitForInput(planId);
+      expect(applied).toMatchObject({ phase: 'APPLY', state: 'COMPLETE' });
+      expect(applied.validationSummary).toBe(
+        'no validation command; applied: 0 created, 2 modified, 0 deleted, 0 moved',
+      );
+
+      // Applying the diff that was shown to the files as they were gives exactly the files as they are now.
+      const expected = { ...before };
+      for (const patch of parsePatch(patchText)) {
+        const file = (patch.newFileName ?? '').replace(/^b\/local\/demo\//, '');
+        const result = applyPatch(expected[file] ?? '', patch);
+        if (result === false) throw new Error(`the diff of ${file} does not apply`);
+        expected[file] = result;
+      }
+      expect(snapshot(demo)).toEqual(expected);
+      expect(expected['src/a.ts']).toBe('// SPDX-License-Identifier: Apache-2.0\nexport const a = 1;\n');
+      expect(expected['src/c.ts']).toBe(before['src/c.ts']);
+      await h.client.cancel(planId);
+    });
+  });
+});
+
+/** `plan diff` prints the patch, the per-file stat lines and the totals line; splits off the totals. */
+function splitStat(output: string): [string, string] {
+  const lines = output.trimEnd().split('\n');
+  const total = lines.pop() ?? '';
+  const patch = lines.filter((line) => !/^[AMDR] local\//.test(line)).join('\n');
+  return [`${patch}\n`, total];
+}
 
 describe('Execute failures leave the project alone', () => {
   it('retries a failing command (error_recovery), parks ERRORED, and `plan retry` resumes it', async () => {
