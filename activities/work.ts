@@ -157,10 +157,8 @@ export function createWorkActivities(deps: WorkDependencies) {
           });
           report(`estimating with the ${estimationActor.name} estimation actor`);
           const estimate = await estimationActor.estimate({ ...actorCall, strategy });
-          const files =
-            estimate.filesLikelyChanged === null ? '' : `, about ${estimate.filesLikelyChanged} file(s)`;
           return {
-            summary: `${strategy.summary} (${strategy.steps.length} step(s)${files}, ${estimate.risk} risk)`,
+            summary: `${strategy.summary}; estimate: ${estimate.summary}`,
             decisions: actorCall.log.drafts(),
             strategy,
           };
@@ -287,10 +285,9 @@ export function createWorkActivities(deps: WorkDependencies) {
       const counts = describeCounts(result);
       const validationSummary = `${input.validationSummary ?? 'no validation command'}; applied: ${counts}`;
       await plans.recordExecution(input.spec.planId, { validationSummary });
-      // The sandboxes served their purpose; the changeset keeps every byte that was written.
-      for (const project of changeset.projects) {
-        if (project.sandbox !== null) await removeSandbox(project.sandbox);
-      }
+      // The sandboxes (of every Execute run of the plan) served their purpose; the changeset keeps every byte that
+      // was written.
+      await removeSandbox(path.join(deps.sandboxDir, input.spec.planId));
       const log = new DecisionLog({
         firstSeq: input.firstDecisionSeq,
         parentSeq: input.parentDecisionSeq,

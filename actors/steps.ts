@@ -118,7 +118,8 @@ export async function runValidation(command: string, env: StepEnv): Promise<Vali
 /** The workspace a step runs in: the named project (by name or alias), else the first writable one. */
 export function targetWorkspace(project: string | null, workspaces: readonly Workspace[]): Workspace {
   if (project === null) {
-    const writable = workspaces.find((w) => !w.readOnly && w.sandbox !== null);
+    // Chosen by the link alone (not by whether a sandbox exists yet), so Strategize and Execute agree on it.
+    const writable = workspaces.find((w) => !w.readOnly);
     if (writable === undefined) {
       throw new StepError('the plan has no writable project: every linked project is read-only');
     }
@@ -132,7 +133,7 @@ export function targetWorkspace(project: string | null, workspaces: readonly Wor
         (known.length > 0 ? ` (linked: ${known.join(', ')})` : ''),
     );
   }
-  if (workspace.readOnly || workspace.sandbox === null) {
+  if (workspace.readOnly) {
     throw new StepError(`the step targets project ${workspace.project}, which is linked read-only`);
   }
   return workspace;

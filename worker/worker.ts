@@ -43,6 +43,9 @@ export async function createPlanWorker(options: PlanWorkerOptions): Promise<Work
     namespace: options.namespace,
     taskQueue: options.taskQueue ?? TASK_QUEUE,
     activities,
+    // Heartbeats carry the current step to `plan watch` and the Web UI; the default throttle (80% of the
+    // heartbeat timeout) would show a step up to 48 s late. One small server call every 2 s per running phase.
+    maxHeartbeatThrottleInterval: '2 seconds',
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: WORKFLOWS_PATH }),

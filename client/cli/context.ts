@@ -39,8 +39,8 @@ export interface CliContext {
   /** Colour is on: stdout is a terminal and NO_COLOR is not set. */
   color: boolean;
   print(text: string): void;
-  /** A started spinner (on stderr); call only when stdout is a terminal. */
-  spinner(): Promise<Spinner>;
+  /** A started spinner on stderr, or null when stderr is not a terminal that can show one. */
+  spinner(): Promise<Spinner | null>;
   show(doc: Document, format: OutputFormat): void;
   /** JSON or YAML of any value, key order kept. */
   showDocument(value: unknown, format: 'json' | 'yaml'): void;
@@ -61,9 +61,12 @@ export function createCliContext(io: CliIo): CliContext {
     color,
     print,
     async spinner() {
+      // Redrawing needs to know the terminal's width: a pseudo-terminal reporting 0 columns would make every
+      // redraw erase lines without end, so such a "terminal" gets plain lines instead.
+      if (!process.stderr.isTTY || !(process.stderr.columns > 0)) return null;
       // ora is an ES module: imported on demand, so commands that never spin never load it.
       const { default: ora } = await import('ora');
-      return ora({ stream: process.stderr }).start();
+      return ora({ stream: process.stderr, discardStdin: false }).start();
     },
     show: (doc, format) => print(renderDocument(doc, format, { color })),
     showDocument: (value, format) =>

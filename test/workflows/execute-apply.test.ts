@@ -499,6 +499,26 @@ async function waitForRow(planId: string): Promise<void> {
   }
 }
 
+describe('progress', () => {
+  it("reports the running step through the activity's heartbeat", async () => {
+    await addAction(
+      `name: local/slow\nsteps:\n  - create: a.txt\n    content: a\n    overwrite: true\n  - run: sleep 4\n`,
+    );
+    resetDemo({ 'a.txt': 'a\n' });
+    await h.withWorker(async () => {
+      const planId = await startPlan('local/slow', 'REVIEW_BEFORE_APPLY');
+      const seen = new Set<string>();
+      for (let i = 0; i < 100 && !(await h.client.get(planId).then((v) => v.awaitingApproval)); i++) {
+        const progress = await h.client.progress(planId);
+        if (progress !== null) seen.add(progress);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect([...seen]).toContainEqual(expect.stringMatching(/^EXECUTE: step 2\/2: run sleep 4/));
+      await h.client.cancel(planId);
+    });
+  });
+});
+
 describe('plan watch', () => {
   it('follows a plan with plain lines until it waits for a person', async () => {
     resetDemo({ 'a.txt': 'a\n' });
