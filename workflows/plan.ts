@@ -216,7 +216,8 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
 
   /**
    * Every state change goes through here. It is written first and shown second: once a query, an update's
-   * result or a search attribute shows a state, the database already records it.
+   * result or a search attribute shows a state, the database already records it. The two exceptions (a gate
+   * opening, a phase failing) are states that wait for a person, opened to their command just before the write.
    */
   const change = async (
     event: PlanEventType,
@@ -344,6 +345,10 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
       {
         const { error } = failed;
         log.warn('phase failed', { planId: plan.planId, phase, attempt, error: error.message });
+        // Like a gate, ERRORED is open to a retry before its record is written: a person who sees ERRORED in the
+        // database can retry at once. A retry accepted meanwhile is acted on only after the record.
+        plan.state = 'ERRORED';
+        plan.error = error;
         await change(
           'PHASE_FAILED',
           { state: 'ERRORED', error },
