@@ -6,7 +6,7 @@ import type { Strategy } from '../actors/types';
 import type { ApplyResult, ChangeCounts } from '../domain/changeset';
 import type { DecisionDraft } from '../domain/decision';
 import type { Phase, ProcessingState, WorkPhase } from '../domain/lifecycle';
-import type { PlanError, PlanSpec } from '../domain/plan';
+import type { PlanError, PlanInvariant, PlanSpec } from '../domain/plan';
 
 export const PLAN_EVENT_TYPES = [
   'PLAN_CREATED',
@@ -17,6 +17,7 @@ export const PLAN_EVENT_TYPES = [
   'PHASE_ADVANCED',
   'PHASE_RETRIED',
   'DECISION_CORRECTED',
+  'INVARIANT_VIOLATED',
   'PLAN_APPLIED',
   'PLAN_CANCELLED',
 ] as const;
@@ -125,6 +126,31 @@ export interface ApplyActivityResult {
   decisions: DecisionDraft[];
   result: ApplyResult;
   validationSummary: string;
+}
+
+export interface CheckInvariantsInput {
+  spec: PlanSpec;
+  /** The phase the plan is in. */
+  phase: Phase;
+  /** The phase the plan is about to enter; null for the check at the start of Strategize. */
+  entering: Phase | null;
+  /** The plan's changeset, once Execute produced one: its changes and sandboxes are what the rules check. */
+  changesetId: string | null;
+  /** Where `invariant_enforced` decisions go; null records none (the checks at transitions). */
+  record: { firstDecisionSeq: number; parentDecisionSeq: number } | null;
+}
+
+export interface InvariantViolation {
+  invariant: PlanInvariant;
+  evidence: string;
+}
+
+export interface CheckInvariantsResult {
+  /** In precedence order; empty when every invariant held or was acknowledged. */
+  violations: InvariantViolation[];
+  decisions: DecisionDraft[];
+  /** One line: how many invariants were checked and how they came out. */
+  summary: string;
 }
 
 export interface CheckCorrectionInput {

@@ -3,6 +3,7 @@
  * sandbox copies and stores the changeset, Apply validates and writes it. Each activity returns the decisions its
  * actors recorded; the workflow gives them their sequence numbers and writes them with the phase's event.
  */
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/activity';
@@ -13,17 +14,26 @@ import { ModelHttpError, ModelOutputError } from '../actors/model';
 import { countChanges, describeCounts } from '../domain/changeset';
 import type { ChangesetProject, FileChange } from '../domain/changeset';
 import { DecisionLog } from '../domain/decision-log';
+import type { DecisionEntry } from '../domain/decision-log';
 import type { WorkPhase } from '../domain/lifecycle';
 import type { PlanSpec } from '../domain/plan';
 import { describeStep } from '../domain/steps';
 import { applyChangeset, ChangesetRefusedError } from '../sandbox/apply';
 import { computeChanges, createSandbox, removeSandbox } from '../sandbox/workspace';
 import type { ChangesetStore } from '../storage/changesets';
+import type { InvariantStore } from '../storage/invariants';
+import { checkInvariantRule } from '../actors/invariant-rules';
+import type { ChangeSummary, InvariantVerdict } from '../actors/types';
+import { asPlanInvariant, effectiveInvariants } from '../domain/invariant';
+import { describeRule } from '../domain/invariant-rule';
+import type { PlanInvariant } from '../domain/plan';
 import type { CatalogStore, PlanStore } from '../storage/types';
 import { ERROR_TYPES } from '../workflows/definitions';
 import type {
   ApplyActivityResult,
   ApplyInput,
+  CheckInvariantsInput,
+  CheckInvariantsResult,
   ExecuteInput,
   ExecuteResult,
   PhaseWorkInput,
@@ -32,6 +42,7 @@ import type {
 
 export interface WorkDependencies {
   plans: PlanStore;
+  invariants: InvariantStore;
   catalog: CatalogStore;
   changesets: ChangesetStore;
   actors: ActorRegistry;
@@ -135,7 +146,106 @@ export function createWorkActivities(deps: WorkDependencies) {
     progress: report,
   });
 
+  /** Whether a sandbox still exists (Apply removes them): a command rule can only run where one does. */
+  const existing = async (dir: string | null): Promise<string | null> =>
+    dir === null ? null : (await stat(dir).then((s) => s.isDirectory()).catch(() => false)) ? dir : null;
+
   return {
+    /**
+     * The effective invariants of the plan (its pinned set, plus the PLAN-scope ones added to it since, read now)
+     * checked against the changeset when there is one. Rules are checked exactly by the built-in check, whatever
+     * the plan's invariant actor; free text goes to that actor, which may only acknowledge it.
+     */
+    async checkInvariants(input: CheckInvariantsInput): Promise<CheckInvariantsResult> {
+      try {
+        const { spec } = input;
+        const live = await deps.invariants.list({ scope: 'PLAN', target: spec.planId });
+        const effective = effectiveInvariants([...spec.invariants, ...live.map(asPlanInvariant)]);
+        const changeset = input.changesetId === null ? null : await changesets.get(input.changesetId);
+        const changes: ChangeSummary[] | null =
+          changeset === null
+            ? null
+            : changeset.changes.map((c) => ({
+                project: c.project,
+                operation: c.operation,
+                path: c.path,
+                fromPath: c.fromPath,
+              }));
+        const workspaces: Workspace[] = [];
+        if (changeset !== null) {
+          for (const p of changeset.projects) {
+            workspaces.push({
+              project: p.name,
+              alias: p.alias,
+              readOnly: p.readOnly,
+              root: p.root,
+              sandbox: await existing(p.sandbox),
+            });
+          }
+        }
+        const phase = input.phase === 'APPLIED' ? 'APPLY' : input.phase;
+        return await withProgress(phase, async (report, signal) => {
+          const actorCall = await call(
+            {
+              spec,
+              attempt: 1,
+              firstDecisionSeq: input.record?.firstDecisionSeq ?? 0,
+              parentDecisionSeq: input.record?.parentDecisionSeq ?? 0,
+            },
+            phase,
+            workspaces,
+            report,
+            signal,
+          );
+          const verdicts = new Map<PlanInvariant, InvariantVerdict>();
+          for (const invariant of effective) {
+            if (invariant.rule === null) continue;
+            report(`checking the invariant "${invariant.text}"`);
+            const verdict = await checkInvariantRule(invariant.rule, {
+              changes,
+              workspaces,
+              plan: spec,
+              signal,
+              progress: report,
+            });
+            verdicts.set(invariant, { invariant, ...verdict });
+          }
+          const freeText = effective.filter((inv) => inv.rule === null);
+          if (freeText.length > 0) {
+            const actor = actors.get('invariant', spec.actors.invariantActor);
+            report(`asking the ${actor.name} invariant actor about ${freeText.length} invariant(s)`);
+            for (const verdict of await actor.check({ ...actorCall, phase, invariants: freeText, changes })) {
+              verdicts.set(verdict.invariant, verdict);
+            }
+          }
+          const ordered = effective.map(
+            (invariant) =>
+              verdicts.get(invariant) ?? {
+                invariant,
+                status: 'acknowledged' as const,
+                evidence: 'the invariant actor gave no verdict; recorded as acknowledged',
+              },
+          );
+          if (input.record !== null) {
+            for (const verdict of ordered) actorCall.log.record(invariantEnforced(verdict));
+          }
+          const count = (status: InvariantVerdict['status']) => ordered.filter((v) => v.status === status).length;
+          const where = input.entering === null ? 'at the start of STRATEGIZE' : `before ${input.entering}`;
+          return {
+            violations: ordered
+              .filter((v) => v.status === 'violated')
+              .map((v) => ({ invariant: v.invariant, evidence: v.evidence })),
+            decisions: actorCall.log.drafts(),
+            summary:
+              `${ordered.length} invariant(s) checked ${where}: ${count('held')} held, ` +
+              `${count('acknowledged')} acknowledged, ${count('violated')} violated`,
+          };
+        });
+      } catch (err) {
+        throw asFailure(err);
+      }
+    },
+
     async strategize(input: PhaseWorkInput): Promise<StrategizeResult> {
       try {
         const strategyActor = actors.get('strategy', input.spec.actors.strategyActor);
@@ -320,6 +430,25 @@ export function createWorkActivities(deps: WorkDependencies) {
         validationSummary,
       };
     },
+  };
+}
+
+/** Seed 004's invariant_enforced decision: the constraint, where it came from, and how the check came out. */
+function invariantEnforced(verdict: InvariantVerdict): DecisionEntry {
+  const { invariant } = verdict;
+  const source =
+    invariant.sourceName === null ? '' : ` from ${invariant.sourceName}`;
+  return {
+    type: 'invariant_enforced',
+    question: 'Which constraint must this plan respect?',
+    chosenOption: invariant.text,
+    alternatives: [],
+    confidence: null,
+    rationale:
+      `${invariant.scope} invariant${source}` +
+      (invariant.rule === null ? '' : ` with the rule ${describeRule(invariant.rule)}`) +
+      `; ${verdict.status}: ${verdict.evidence}. Checked again at every phase transition.`,
+    context: { content: { invariant, status: verdict.status, evidence: verdict.evidence } },
   };
 }
 

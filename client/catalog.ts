@@ -14,6 +14,8 @@ import { resolveDatabaseUrl, sharedPrismaClient } from '../storage/prisma';
 import { REPO_ROOT } from '../storage/sqlite';
 import { createPlanStore } from '../storage/plans';
 import { createChangesetStore } from '../storage/changesets';
+import { createInvariantStore } from '../storage/invariants';
+import type { InvariantStore } from '../storage/invariants';
 import type { ChangesetStore } from '../storage/changesets';
 import { createDecisionStore } from '../storage/decisions';
 import type { CatalogStore, DecisionStore, PlanStore } from '../storage/types';
@@ -27,6 +29,7 @@ export interface Stores {
   catalog: CatalogStore;
   decisions: DecisionStore;
   changesets: ChangesetStore;
+  invariants: InvariantStore;
 }
 
 /** The database alone: lists, records and the catalog need no Temporal server. */
@@ -37,6 +40,7 @@ export function openStores(config: Pick<ClientConfig, 'databaseUrl'>): Stores {
     catalog: createCatalogStore(prisma),
     decisions: createDecisionStore(prisma),
     changesets: createChangesetStore(prisma),
+    invariants: createInvariantStore(prisma),
   };
 }
 

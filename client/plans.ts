@@ -10,6 +10,7 @@ import { initialSnapshot } from '../domain/plan';
 import type { PlanSnapshot } from '../domain/plan';
 import type { PlanSpec } from '../domain/schemas';
 import type { CatalogStore, PlanRecord, PlanStore } from '../storage/types';
+import type { InvariantStore } from '../storage/invariants';
 import { getOrFail, openStores } from './catalog';
 import type { Project } from '../domain/catalog';
 import { checkProjectLinks, parseProjectLinkOption } from '../domain/project-link';
@@ -78,6 +79,7 @@ export class PlanClient {
     readonly temporal: Client,
     readonly plans: PlanStore,
     readonly catalog: CatalogStore,
+    readonly invariants: InvariantStore,
     options: PlanClientOptions = {},
   ) {
     this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
@@ -134,7 +136,12 @@ export class PlanClient {
       profileName === null
         ? null
         : (await getOrFail('profile', profileName, (n) => this.catalog.getProfile(n))).value;
+    const inheritedInvariants = await this.invariants.inherited(
+      links.map((l) => l.projectName),
+      action.value.name,
+    );
     const resolved = resolvePlanSpec({
+      inheritedInvariants,
       planId: ulid(),
       createdAt: new Date().toISOString(),
       createdBy: input.createdBy,
@@ -332,7 +339,7 @@ export async function connectPlanClient(
   }
   const temporal = new Client({ connection, namespace: config.namespace });
   return {
-    client: new PlanClient(temporal, stores.plans, stores.catalog, options),
+    client: new PlanClient(temporal, stores.plans, stores.catalog, stores.invariants, options),
     async close() {
       await connection.close();
     },

@@ -106,6 +106,8 @@ export function asCliDict(plan: PlanFields & { awaitingApproval?: boolean }): Re
       text: inv.text,
       scope: inv.scope,
       ...(inv.sourceName === null ? {} : { source_name: inv.sourceName }),
+      ...(inv.id === null ? {} : { id: inv.id }),
+      ...(inv.rule === null ? {} : { rule: inv.rule }),
     }));
   }
   // 7. execution

@@ -1,8 +1,11 @@
 /**
- * Plan invariants (seed 000 `PlanInvariant`): constraint texts with the scope they came from. Scope precedence is
- * PLAN > ACTION > PROJECT > GLOBAL; within one scope the order they were added is kept, so CLI output is stable.
+ * Plan invariants (seed 000 `PlanInvariant`, seed 004's invariant API): constraint texts with the scope they came
+ * from. Scope precedence is PLAN > ACTION > PROJECT > GLOBAL (ACTION ones are promoted to PLAN when a plan is made,
+ * so a plan's set only holds PLAN, PROJECT and GLOBAL); within one scope the order they were added is kept, so
+ * CLI output is stable.
  */
 import type { Action } from './catalog';
+import type { InvariantRule } from './invariant-rule';
 import type { InvariantScope, PlanInvariant } from './schemas';
 
 /** Seed 000's precedence, highest first. */
@@ -29,5 +32,106 @@ export function orderInvariants<T extends Pick<PlanInvariant, 'scope'>>(list: re
  * the action so a reader can tell where each came from. Texts are trimmed; order is the action's.
  */
 export function promoteActionInvariants(action: Pick<Action, 'name' | 'invariants'>): PlanInvariant[] {
-  return action.invariants.map((text) => ({ text: text.trim(), scope: 'PLAN', sourceName: action.name }));
+  return action.invariants.map((text) => ({
+    text: text.trim(),
+    scope: 'PLAN',
+    sourceName: action.name,
+    id: null,
+    rule: null,
+  }));
+}
+
+/** An invariant as `agents invariant add` stored it. */
+export interface StoredInvariant {
+  id: string;
+  text: string;
+  scope: InvariantScope;
+  /** The project name, action name or plan id the scope names; null for GLOBAL. */
+  target: string | null;
+  rule: InvariantRule | null;
+  author: string;
+  createdAt: string;
+}
+
+/**
+ * A stored invariant as a plan carries it: an ACTION one is promoted to PLAN scope with the action as its source
+ * (seed 004), a PROJECT one keeps the project as its source, a PLAN one added to the plan has no other source.
+ */
+export function asPlanInvariant(stored: StoredInvariant): PlanInvariant {
+  return {
+    text: stored.text,
+    scope: stored.scope === 'ACTION' ? 'PLAN' : stored.scope,
+    sourceName: stored.scope === 'GLOBAL' || stored.scope === 'PLAN' ? null : stored.target,
+    id: stored.id,
+    rule: stored.rule,
+  };
+}
+
+/**
+ * The text two invariants are compared by: case, surrounding and repeated blanks, and a closing full stop do not
+ * make a different constraint.
+ */
+export function normalizeInvariantText(text: string): string {
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .replace(/[.!]+$/, '');
+}
+
+export interface MergedInvariant<T> {
+  invariant: T;
+  /** Lower-precedence invariants with the same normalised text, collapsed into this one. */
+  duplicates: T[];
+}
+
+/**
+ * The effective set (seed 004): ordered by precedence (PLAN > PROJECT > GLOBAL; ACTION invariants arrive promoted
+ * to PLAN), insertion order kept within a scope, and invariants with the same normalised text collapsed into the
+ * highest-precedence one, which keeps a note of what it replaced.
+ */
+export function mergeInvariants<T extends Pick<PlanInvariant, 'scope' | 'text'>>(
+  list: readonly T[],
+): MergedInvariant<T>[] {
+  const merged: MergedInvariant<T>[] = [];
+  const byText = new Map<string, MergedInvariant<T>>();
+  for (const invariant of orderInvariants(list)) {
+    const key = normalizeInvariantText(invariant.text);
+    const kept = byText.get(key);
+    if (kept !== undefined) {
+      kept.duplicates.push(invariant);
+      continue;
+    }
+    const entry = { invariant, duplicates: [] };
+    byText.set(key, entry);
+    merged.push(entry);
+  }
+  return merged;
+}
+
+/** The effective invariants themselves, without the bookkeeping. */
+export function effectiveInvariants<T extends Pick<PlanInvariant, 'scope' | 'text'>>(
+  list: readonly T[],
+): T[] {
+  return mergeInvariants(list).map((entry) => entry.invariant);
+}
+
+/**
+ * The invariants a new plan on these projects from this action starts with, merged: the action file's and the
+ * stored ACTION ones (promoted to PLAN), the stored PROJECT ones of these projects, and the GLOBAL ones.
+ * `plan use` pins the result into the plan; `invariant list --effective` shows it with what each entry collapsed.
+ */
+export function inheritedInvariantSet(
+  action: Pick<Action, 'name' | 'invariants'> | null,
+  stored: readonly StoredInvariant[],
+  projectNames: readonly string[],
+): MergedInvariant<PlanInvariant>[] {
+  const applies = (inv: StoredInvariant): boolean =>
+    inv.scope === 'GLOBAL' ||
+    (inv.scope === 'PROJECT' && inv.target !== null && projectNames.includes(inv.target)) ||
+    (inv.scope === 'ACTION' && action !== null && inv.target === action.name);
+  return mergeInvariants([
+    ...(action === null ? [] : promoteActionInvariants(action)),
+    ...stored.filter(applies).map(asPlanInvariant),
+  ]);
 }

@@ -106,7 +106,12 @@ export function withInputDefaults(input: PlanSpec): PlanSpec {
     definitionOfDone: partial.definitionOfDone ?? null,
     automationProfileName: partial.automationProfileName ?? null,
     effectiveProfileSnapshot: partial.effectiveProfileSnapshot ?? null,
-    invariants: partial.invariants ?? [],
+    // Invariants gained an id and a rule after the first release.
+    invariants: (partial.invariants ?? []).map((inv) => ({
+      ...inv,
+      id: inv.id ?? null,
+      rule: inv.rule ?? null,
+    })),
     actors: partial.actors ?? {
       strategyActor: null,
       executionActor: null,

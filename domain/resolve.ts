@@ -7,7 +7,8 @@
 import { resolveArguments } from './arguments';
 import type { Action, AutomationProfile, Project } from './catalog';
 import { profileSnapshot } from './catalog-view';
-import { orderInvariants, promoteActionInvariants } from './invariant';
+import { inheritedInvariantSet } from './invariant';
+import type { StoredInvariant } from './invariant';
 import type { AutomationLevel } from './lifecycle';
 import { checkProjectLinks } from './project-link';
 import { describeZodError, namespacedNameSchema, planSpecSchema, tagSchema } from './schemas';
@@ -41,6 +42,11 @@ export interface ResolvePlanInput {
   tags: readonly string[];
   /** `--automation`; overrides the profile's level, which overrides the action's default. */
   automationLevel?: AutomationLevel;
+  /**
+   * Stored GLOBAL invariants, and the PROJECT and ACTION ones of the linked projects and the action
+   * (InvariantStore.inherited); merged with the action file's into the plan's pinned set. Default none.
+   */
+  inheritedInvariants?: readonly StoredInvariant[];
 }
 
 export type ResolvePlanResult = { ok: true; spec: PlanSpec } | { ok: false; error: string };
@@ -103,8 +109,10 @@ function lookupProject(projects: ResolvePlanInput['projects'], name: string): Pr
  *   linked project must be in `projects` (else `--project <name>: unknown project`);
  * - arguments: resolveArguments against the action's definitions; `argumentsOrder` = the action's order;
  * - automation level: chooseAutomationLevel; profile: the one passed, frozen with profileSnapshot (a copy);
- * - actors and definition of done: the action's; invariants: the action's, promoted to PLAN scope with
- *   `sourceName` = the action, ordered by precedence;
+ * - actors and definition of done: the action's;
+ * - invariants: the action file's and the stored ACTION ones promoted to PLAN scope with `sourceName` = the action,
+ *   the linked projects' PROJECT ones and the GLOBAL ones, merged (mergeInvariants: precedence, duplicates
+ *   collapsed) into the set the plan is pinned to;
  * - tags: the action's, then `--tag` values, trimmed, duplicates dropped, first occurrence kept;
  * - name: `--name` (trimmed, non-empty) or defaultPlanName;
  * - the result passes planSpecSchema; any error is one line naming the option or field and the rule.
@@ -161,7 +169,11 @@ export function resolvePlanSpec(input: ResolvePlanInput): ResolvePlanResult {
     definitionOfDone: action.definitionOfDone,
     automationProfileName: input.profile?.name ?? null,
     effectiveProfileSnapshot: input.profile === null ? null : profileSnapshot(input.profile),
-    invariants: orderInvariants(promoteActionInvariants(action)),
+    invariants: inheritedInvariantSet(
+      action,
+      input.inheritedInvariants ?? [],
+      links.links.map((l) => l.projectName),
+    ).map((entry) => entry.invariant),
     actors: { ...action.actors },
     tags,
     steps: action.steps,

@@ -4,6 +4,7 @@ import { AUTOMATION_LEVELS, PHASES, PROCESSING_STATES } from './lifecycle';
 import { isUlid } from './ids';
 import { ARGUMENT_KEY_PATTERN } from './plan';
 import { stepSchema } from './steps';
+import { invariantRuleSchema } from './invariant-rule';
 
 /** `namespace/name`, e.g. `local/code-review`. */
 const NAMESPACED = /^[a-z0-9][a-z0-9_-]*\/[a-z0-9][a-z0-9._-]*$/;
@@ -40,6 +41,10 @@ export const planInvariantSchema = z.object({
   text: z.string().trim().min(1, 'must not be empty'),
   scope: z.enum(INVARIANT_SCOPES),
   sourceName: z.string().nullable().default(null),
+  /** The stored invariant's id (`agents invariant add`); null for one written in an action file. */
+  id: z.string().nullable().default(null),
+  /** The machine-checkable rule, enforced exactly by the built-in check; null: free text only. */
+  rule: invariantRuleSchema.nullable().default(null),
 });
 export type PlanInvariant = z.infer<typeof planInvariantSchema>;
 

@@ -4,6 +4,7 @@ import { createDecisionStore } from '../storage/decisions';
 import { createPlanStore } from '../storage/plans';
 import { createCatalogStore } from '../storage/catalog';
 import { createChangesetStore } from '../storage/changesets';
+import { createInvariantStore } from '../storage/invariants';
 import { createActorRegistry } from '../actors';
 import { TASK_QUEUE } from '../workflows/definitions';
 import { loadWorkerConfig } from './config';
@@ -35,6 +36,7 @@ export async function runWorker(
       decisions: createDecisionStore(prisma),
       catalog: createCatalogStore(prisma),
       changesets: createChangesetStore(prisma),
+      invariants: createInvariantStore(prisma),
       actors,
       sandboxDir: config.sandboxDir,
     });

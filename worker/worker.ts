@@ -4,6 +4,7 @@ import { createActivities } from '../activities';
 import type { PlanActivities } from '../activities';
 import type { ActorRegistry } from '../actors/registry';
 import type { ChangesetStore } from '../storage/changesets';
+import type { InvariantStore } from '../storage/invariants';
 import { TASK_QUEUE } from '../workflows/definitions';
 import type { CatalogStore, DecisionStore, PlanStore } from '../storage/types';
 
@@ -14,6 +15,7 @@ export interface PlanWorkerOptions {
   decisions: DecisionStore;
   catalog: CatalogStore;
   changesets: ChangesetStore;
+  invariants: InvariantStore;
   actors: ActorRegistry;
   /** Where Execute makes its sandbox copies. */
   sandboxDir: string;
@@ -33,6 +35,7 @@ export async function createPlanWorker(options: PlanWorkerOptions): Promise<Work
       decisions: options.decisions,
       catalog: options.catalog,
       changesets: options.changesets,
+      invariants: options.invariants,
       actors: options.actors,
       sandboxDir: options.sandboxDir,
     }),

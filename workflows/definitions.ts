@@ -87,6 +87,8 @@ export const ERROR_TYPES = {
   ExecutionFailed: 'ExecutionFailed',
   /** Apply found a change it must not write (unsafe path, read-only link, project changed since Execute). */
   ChangesetRefused: 'ChangesetRefused',
+  /** An invariant did not hold at a phase transition: the plan waits, ERRORED, for a retry or a cancel. */
+  InvariantViolated: 'InvariantViolated',
   /** The plan names an actor this worker does not have. */
   ActorUnavailable: 'ActorUnavailable',
   /** An actor could not do its part (e.g. a model answering out of shape); a retry will not help. */

@@ -13,7 +13,12 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities';
-import type { PlanEventType, PhaseFailure, RecordPlanStateInput } from '../activities/contracts';
+import type {
+  CheckInvariantsResult,
+  PlanEventType,
+  PhaseFailure,
+  RecordPlanStateInput,
+} from '../activities/contracts';
 import type { Strategy } from '../actors/types';
 import type { DecisionDraft } from '../domain/decision';
 import { invariantEnforcedDrafts, promptDefinitionDraft, userInterventionDraft } from '../domain/decision';
@@ -67,7 +72,7 @@ const { runPhase } = proxyActivities<PlanActivities>({
  * notice a dead worker within a minute instead of at the 30-minute timeout. Failures of the work itself come back
  * as results (so their decisions are recorded); what is thrown is infrastructure, retried a few times.
  */
-const { strategize, execute, apply } = proxyActivities<PlanActivities>({
+const { strategize, execute, apply, checkInvariants } = proxyActivities<PlanActivities>({
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '1 minute',
   retry: {
@@ -251,6 +256,81 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
     return decisionIds;
   };
 
+  /**
+   * Seed 004's enforcement: a violated invariant blocks the plan where it is (state ERRORED, an
+   * INVARIANT_VIOLATED event with the invariant, the evidence and the phase) until a person retries (after changing
+   * the plan's invariants or the project) or cancels; each retry checks again. A check that cannot run (an actor
+   * missing, a model refusing) blocks the same way, as PHASE_FAILED with its error.
+   */
+  const enforceInvariants = async (
+    entering: Phase | null,
+    first: CheckInvariantsResult | null,
+  ): Promise<void> => {
+    const where = entering === null ? `at the start of ${plan.phase}` : `before ${entering}`;
+    const resumeState = plan.state;
+    let pendingResult = first;
+    for (;;) {
+      let error: PlanError;
+      let event: PlanEventType;
+      try {
+        const result =
+          pendingResult ??
+          (await checkInvariants({
+            spec,
+            phase: plan.phase,
+            entering,
+            changesetId: plan.changesetId,
+            record: null,
+          }));
+        pendingResult = null;
+        if (result.violations.length === 0) return;
+        const lines = result.violations.map(
+          (v) =>
+            `"${v.invariant.text}" (${v.invariant.scope}` +
+            `${v.invariant.sourceName === null ? '' : ` from ${v.invariant.sourceName}`}): ${v.evidence}`,
+        );
+        error = {
+          type: ERROR_TYPES.InvariantViolated,
+          message: `invariant violated ${where}: ${lines.join('; ')}`,
+          details: JSON.stringify({ phase: plan.phase, entering, violations: result.violations }),
+          at: now(),
+        };
+        event = 'INVARIANT_VIOLATED';
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        error = describeFailure(err, now());
+        error = { ...error, message: `the invariant check ${where} failed: ${error.message}` };
+        event = 'PHASE_FAILED';
+      }
+      // Open to a retry before the record is written, like a failed phase.
+      plan.state = 'ERRORED';
+      plan.error = error;
+      await change(event, { state: 'ERRORED', error }, { message: error.message });
+      await condition(() => retry !== null);
+      const request = pending(retry);
+      await change(
+        'PHASE_RETRIED',
+        { state: resumeState, error: null },
+        {
+          actor: request.by,
+          message: request.reason ?? null,
+          decisions: [
+            userInterventionDraft({
+              by: request.by,
+              question: `The invariants did not pass ${where}: check again?`,
+              chosenOption: 'Check the invariants again',
+              alternatives: ['Cancel the plan'],
+              reason: request.reason,
+              phase: plan.phase,
+              parentSeq: ROOT_SEQ,
+            }),
+          ],
+        },
+      );
+      retry = null;
+    }
+  };
+
   /** One run of a phase's work; which actor does it is the activity's business. */
   const doPhaseWork = async (
     phase: WorkPhase,
@@ -300,17 +380,51 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
     }
   };
 
+  /** Whether the invariants passed at the start of Strategize (checked until they do, across retries). */
+  let startChecked = false;
+
   /** Runs one phase until it is COMPLETE; a failure parks it ERRORED until a person retries it. */
   const runPhaseToCompletion = async (phase: WorkPhase): Promise<void> => {
     for (let attempt = 1; ; attempt++) {
-      const isFirstStrategize = phase === 'STRATEGIZE' && attempt === 1;
-      // The root and the invariants it runs under are recorded in one batch, with the phase's start.
-      const root = isFirstStrategize
-        ? [promptDefinitionDraft(spec), ...invariantEnforcedDrafts(spec.invariants, ROOT_SEQ, WORKFLOW_ACTOR)]
-        : [];
-      const ids = await change('PHASE_STARTED', { state: 'PROCESSING' }, { decisions: root });
-      if (isFirstStrategize) {
+      // The root is recorded once, with the first start of Strategize (decisionRootId is null until then).
+      const needsRoot = phase === 'STRATEGIZE' && plan.decisionRootId === null;
+      let startCheck: CheckInvariantsResult | null = null;
+      if (needsRoot && useActors) {
+        // The invariants the plan runs under are checked and recorded with the root, under it. Their numbers come
+        // after the root's, and nothing can take numbers meanwhile: a correction needs a recorded decision.
+        try {
+          startCheck = await checkInvariants({
+            spec,
+            phase: 'STRATEGIZE',
+            entering: null,
+            changesetId: null,
+            record: { firstDecisionSeq: decisionSeq + 1, parentDecisionSeq: ROOT_SEQ },
+          });
+        } catch (err) {
+          if (isCancellation(err)) throw err;
+          // The root is still recorded; enforceInvariants runs the check again and blocks on its failure.
+          startCheck = null;
+        }
+      }
+      const root = !needsRoot
+        ? []
+        : [
+            promptDefinitionDraft(spec),
+            ...(useActors
+              ? (startCheck?.decisions ?? [])
+              : invariantEnforcedDrafts(spec.invariants, ROOT_SEQ, WORKFLOW_ACTOR)),
+          ];
+      const ids = await change(
+        'PHASE_STARTED',
+        { state: 'PROCESSING' },
+        { decisions: root, message: startCheck?.summary ?? null },
+      );
+      if (needsRoot) {
         plan.decisionRootId = ids[ROOT_SEQ] ?? null;
+      }
+      if (phase === 'STRATEGIZE' && useActors && !startChecked) {
+        await enforceInvariants(null, startCheck);
+        startChecked = true;
       }
       let failed: { error: PlanError; decisions: DecisionDraft[] };
       try {
@@ -386,6 +500,8 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
     if (!verdict.ok) {
       throw ApplicationFailure.nonRetryable(verdict.reason, ERROR_TYPES.IllegalTransition);
     }
+    // Checked before a gate opens, so nobody is asked to approve a transition an invariant forbids.
+    if (useActors) await enforceInvariants(to, null);
     const from = plan.phase;
     if (!requiresApproval(plan.automationLevel, to)) {
       await change('PHASE_ADVANCED', { phase: to, state: to === 'APPLIED' ? 'COMPLETE' : 'QUEUED' });

@@ -6,6 +6,7 @@ import { EXIT_CODES, PlanClientError } from '../errors';
 import { registerActionCommands } from './action';
 import { createCliContext } from './context';
 import type { CliIo } from './context';
+import { registerInvariantCommands } from './invariant';
 import { registerPlanCommands } from './plan';
 import { registerProfileCommands } from './profile';
 import { registerProjectCommands } from './project';
@@ -43,6 +44,7 @@ export function buildProgram(io: CliIo): Command {
   registerActionCommands(program, ctx);
   registerProjectCommands(program, ctx);
   registerProfileCommands(program, ctx);
+  registerInvariantCommands(program, ctx);
   return program;
 }
 

@@ -5,6 +5,7 @@ import { AUTOMATION_CHOICES, PHASES, PROCESSING_STATES } from '../../domain/life
 import type { AutomationLevel, Phase, ProcessingState } from '../../domain/lifecycle';
 import { parseArgumentPairs } from '../../domain/plan';
 import { isUlid } from '../../domain/ids';
+import { asPlanInvariant, effectiveInvariants } from '../../domain/invariant';
 import { explainDict, richTreeLines, treeRows, TREE_COLUMNS } from '../../domain/tree-view';
 import { parsePlanId } from '../plans';
 import type { PlanView } from '../plans';
@@ -109,7 +110,17 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
     .addOption(formatOption())
     .action(async (id: string, opts) => {
       const view = await ctx.withPlans((client) => client.get(id));
-      ctx.show(asCliDict(view), opts.format);
+      // What the plan enforces: its pinned set and the PLAN-scope invariants added to it since, merged.
+      const added = await ctx.withStores(({ invariants }) =>
+        invariants.list({ scope: 'PLAN', target: view.planId }),
+      );
+      ctx.show(
+        asCliDict({
+          ...view,
+          invariants: effectiveInvariants([...view.invariants, ...added.map(asPlanInvariant)]),
+        }),
+        opts.format,
+      );
     });
 
   plan

@@ -57,6 +57,7 @@ async function snapshotDatabase() {
     actions: await h.catalog.listActions(),
     projects: await h.catalog.listProjects(),
     profiles: await h.catalog.listProfiles(),
+    invariants: await h.invariants.list(),
   };
 }
 
@@ -193,6 +194,45 @@ const cases: Array<[string, () => string[], RegExp]> = [
     /no such file/,
   ],
   ['context list of a malformed id', () => ['plan', 'context', 'list', 'x'], /is not a plan id/],
+  ['invariant without a scope', () => ['invariant', 'add', 'Keep it'], /give exactly one scope/],
+  [
+    'invariant with two scopes',
+    () => ['invariant', 'add', 'Keep it', '--global', '--project', 'local/demo'],
+    /give exactly one scope.*\(got global and project\)/,
+  ],
+  ['invariant with empty text', () => ['invariant', 'add', '  ', '--global'], /text must not be empty/],
+  [
+    'invariant on an unknown project',
+    () => ['invariant', 'add', 'Keep it', '--project', 'local/nope'],
+    /no project named local\/nope/,
+  ],
+  [
+    'invariant on an unknown action',
+    () => ['invariant', 'add', 'Keep it', '--action', 'local/nope'],
+    /no action named local\/nope/,
+  ],
+  [
+    'invariant on an unknown plan',
+    () => ['invariant', 'add', 'Keep it', '--plan', UNKNOWN_PLAN],
+    /no plan with id/,
+  ],
+  [
+    'invariant with an unparseable rule',
+    () => ['invariant', 'add', 'Keep it', '--global', '--rule', '{protected_paths: ['],
+    /--rule: the rule is not valid YAML or JSON/,
+  ],
+  [
+    'invariant with an unknown rule key',
+    () => ['invariant', 'add', 'Keep it', '--global', '--rule', '{protect: [a]}'],
+    /--rule: the rule is invalid: unknown key protect/,
+  ],
+  ['remove an unknown invariant', () => ['invariant', 'remove', UNKNOWN_PLAN], /no invariant with id/],
+  ['remove a malformed invariant id', () => ['invariant', 'remove', 'x'], /is not an invariant id/],
+  [
+    'effective list without a project',
+    () => ['invariant', 'list', '--effective'],
+    /--effective needs --project/,
+  ],
   ['watch with a zero timeout', () => ['plan', 'watch', UNKNOWN_PLAN, '--timeout', '0'], /--timeout/],
   [
     'unknown output format',

@@ -23,6 +23,8 @@ import type { CatalogStore, PlanStore } from '../../storage/types';
 import { WORKFLOWS_PATH, createPlanWorker } from '../../worker/worker';
 import { createActorRegistry } from '../../actors';
 import { createChangesetStore } from '../../storage/changesets';
+import { createInvariantStore } from '../../storage/invariants';
+import type { InvariantStore } from '../../storage/invariants';
 import type { ChangesetStore } from '../../storage/changesets';
 import { createActivities } from '../../activities';
 
@@ -49,6 +51,7 @@ export interface Harness {
   /** The CLI as if a person at a terminal answers every yes/no question with `answer`; records the questions. */
   cliAnswering(answer: boolean, ...argv: string[]): Promise<CliResult & { questions: string[] }>;
   changesets: ChangesetStore;
+  invariants: InvariantStore;
   /** The real activities, for overrides that fail once and then delegate. */
   activities: PlanActivities;
   /** Where this file's workers make their sandboxes. */
@@ -90,7 +93,8 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
     mkdirSync(path.join(projectDir, name), { recursive: true });
     await catalog.putProject({ name: `local/${name}`, path: path.join(projectDir, name), description: '' });
   }
-  const client = new PlanClient(env.client, plans, catalog, {
+  const invariants = createInvariantStore(prisma);
+  const client = new PlanClient(env.client, plans, catalog, invariants, {
     taskQueue,
     commandTimeoutMs: options.commandTimeoutMs ?? 20_000,
   });
@@ -103,6 +107,7 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
     decisions: createDecisionStore(prisma),
     catalog,
     changesets,
+    invariants,
     actors: createActorRegistry({ model: null }),
     sandboxDir,
   };
@@ -143,6 +148,7 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
     plans,
     catalog,
     changesets,
+    invariants,
     activities: createActivities(dependencies),
     sandboxDir,
     projectDir,

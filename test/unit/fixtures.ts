@@ -109,11 +109,11 @@ export function fullPlan(): PlanFields & { awaitingApproval: boolean } {
       approvalTimeoutSeconds: 3600,
     },
     invariants: [
-      { text: 'global rule', scope: 'GLOBAL', sourceName: null },
-      { text: 'project rule', scope: 'PROJECT', sourceName: 'acme/api' },
-      { text: 'plan rule 1', scope: 'PLAN', sourceName: 'local/code-review' },
-      { text: 'action rule', scope: 'ACTION', sourceName: 'local/code-review' },
-      { text: 'plan rule 2', scope: 'PLAN', sourceName: null },
+      { text: 'global rule', scope: 'GLOBAL', sourceName: null, id: null, rule: null },
+      { text: 'project rule', scope: 'PROJECT', sourceName: 'acme/api', id: null, rule: null },
+      { text: 'plan rule 1', scope: 'PLAN', sourceName: 'local/code-review', id: null, rule: null },
+      { text: 'action rule', scope: 'ACTION', sourceName: 'local/code-review', id: null, rule: null },
+      { text: 'plan rule 2', scope: 'PLAN', sourceName: null, id: null, rule: null },
     ],
     actors: {
       strategyActor: 'local/planner',

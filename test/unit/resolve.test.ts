@@ -64,8 +64,20 @@ describe('resolvePlanSpec: the resolved spec', () => {
       automationProfileName: null,
       effectiveProfileSnapshot: null,
       invariants: [
-        { text: 'Do not modify files outside the path.', scope: 'PLAN', sourceName: 'local/code-review' },
-        { text: 'Keep the public API.', scope: 'PLAN', sourceName: 'local/code-review' },
+        {
+          text: 'Do not modify files outside the path.',
+          scope: 'PLAN',
+          sourceName: 'local/code-review',
+          id: null,
+          rule: null,
+        },
+        {
+          text: 'Keep the public API.',
+          scope: 'PLAN',
+          sourceName: 'local/code-review',
+          id: null,
+          rule: null,
+        },
       ],
       actors: {
         strategyActor: 'local/planner',

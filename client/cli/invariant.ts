@@ -1,0 +1,233 @@
+/**
+ * `agents invariant add|list|remove` (seed 004's invariant API). Every input is checked before anything is
+ * written: exactly one scope, non-empty text, an existing target, a rule that parses.
+ */
+import type { Command } from 'commander';
+import picomatch from 'picomatch';
+import { isUlid } from '../../domain/ids';
+import { inheritedInvariantSet } from '../../domain/invariant';
+import type { MergedInvariant, StoredInvariant } from '../../domain/invariant';
+import { describeRule, parseInvariantRule } from '../../domain/invariant-rule';
+import type { InvariantRule } from '../../domain/invariant-rule';
+import { isFinished } from '../../domain/lifecycle';
+import type { InvariantScope, PlanInvariant } from '../../domain/schemas';
+import { getOrFail, parseName } from '../catalog';
+import { PlanClientError } from '../errors';
+import { parsePlanId } from '../plans';
+import type { OutputFormat } from '../render/format';
+import type { CliContext } from './context';
+import { byOption, formatOption } from './context';
+
+const LIST_COLUMNS = ['id', 'scope', 'target', 'text', 'rule', 'author', 'created_at'] as const;
+const EFFECTIVE_COLUMNS = ['text', 'scope', 'source', 'id', 'rule', 'collapsed'] as const;
+
+export function registerInvariantCommands(program: Command, ctx: CliContext): void {
+  const invariant = program
+    .command('invariant')
+    .description('manage invariants: constraints every plan in their scope must respect (seed 004)');
+
+  invariant
+    .command('add')
+    .description('add an invariant to exactly one scope')
+    .argument('<text>', 'the constraint, in words, e.g. "Never touch the migrations"')
+    .option('--global', 'applies to every plan')
+    .option('--project <name>', 'applies to plans on this project')
+    .option('--plan <id>', 'applies to this plan (checked from its next phase transition)')
+    .option(
+      '--action <name>',
+      "applies to plans made from this action (promoted to the plan's own at plan use)",
+    )
+    .option(
+      '--rule <yaml-or-json>',
+      'machine-checkable rule, e.g. \'{protected_paths: ["src/**"], max_changed_files: 10, ' +
+        'undeletable_paths: ["db/**"], command: "npm test"}\'',
+    )
+    .addOption(byOption(ctx.io))
+    .addOption(formatOption())
+    .action(async (text: string, opts) => {
+      if (text.trim() === '') throw new PlanClientError('usage', 'the invariant text must not be empty');
+      const { scope, target: rawTarget } = chooseScope(opts);
+      let rule: InvariantRule | null = null;
+      if (opts.rule !== undefined) {
+        const parsed = parseInvariantRule(opts.rule as string);
+        if (!parsed.ok) throw new PlanClientError('usage', `--rule: ${parsed.error}`);
+        rule = parsed.rule;
+      }
+      const stored = await ctx.withStores(async ({ catalog, plans, invariants }) => {
+        let target: string | null = null;
+        if (scope === 'PROJECT' && rawTarget !== null) {
+          target = (await getOrFail('project', rawTarget, (n) => catalog.getProject(n))).value.name;
+        } else if (scope === 'ACTION' && rawTarget !== null) {
+          target = (await getOrFail('action', rawTarget, (n) => catalog.getAction(n))).value.name;
+        } else if (scope === 'PLAN' && rawTarget !== null) {
+          const planId = parsePlanId(rawTarget);
+          const plan = await plans.getPlan(planId);
+          if (plan === null) throw new PlanClientError('notFound', `no plan with id ${rawTarget}`);
+          if (isFinished(plan)) {
+            throw new PlanClientError(
+              'refused',
+              `plan ${planId} has finished (${plan.phase}, ${plan.state}); it checks no more invariants`,
+            );
+          }
+          target = planId;
+        }
+        return invariants.add({
+          text,
+          scope,
+          target,
+          rule,
+          author: opts.by as string,
+          at: new Date().toISOString(),
+        });
+      });
+      ctx.show(invariantDict(stored), opts.format as OutputFormat);
+    });
+
+  invariant
+    .command('list')
+    .description('list invariants; --effective shows the merged set a new plan on a project would start with')
+    .argument(
+      '[pattern]',
+      'only invariants whose text contains this (or matches it as a glob, e.g. "*test*")',
+    )
+    .option('--global', 'only GLOBAL invariants')
+    .option('--project <name>', "only this project's invariants (with --effective: the project to merge for)")
+    .option('--action <name>', "only this action's invariants (with --effective: include the action's)")
+    .option('--plan <id>', 'only the invariants added to this plan')
+    .option('--effective', 'the merged set: precedence PLAN > PROJECT > GLOBAL, duplicates collapsed')
+    .addOption(formatOption())
+    .action(async (pattern: string | undefined, opts) => {
+      const matches = textMatcher(pattern);
+      if (opts.effective) {
+        if (opts.project === undefined) {
+          throw new PlanClientError('usage', '--effective needs --project <name> (the project to merge for)');
+        }
+        if (opts.global || opts.plan !== undefined) {
+          throw new PlanClientError('usage', '--effective combines only with --project and --action');
+        }
+        const merged = await ctx.withStores(async ({ catalog, invariants }) => {
+          const project = (await getOrFail('project', opts.project as string, (n) => catalog.getProject(n)))
+            .value;
+          const action =
+            opts.action === undefined
+              ? null
+              : (await getOrFail('action', opts.action as string, (n) => catalog.getAction(n))).value;
+          const stored = await invariants.inherited([project.name], action?.name ?? '');
+          return inheritedInvariantSet(action, stored, [project.name]);
+        });
+        ctx.showRows(
+          merged.filter((m) => matches(m.invariant.text)).map(effectiveRow),
+          EFFECTIVE_COLUMNS,
+          opts.format as OutputFormat,
+        );
+        return;
+      }
+      const filters = [opts.global, opts.project, opts.action, opts.plan].filter((v) => v !== undefined);
+      if (filters.length > 1) {
+        throw new PlanClientError('usage', 'give at most one of --global, --project, --action, --plan');
+      }
+      const rows = await ctx.withStores(async ({ invariants }) => {
+        if (opts.global) return invariants.list({ scope: 'GLOBAL' });
+        if (opts.project !== undefined) {
+          return invariants.list({ scope: 'PROJECT', target: parseName('project', opts.project as string) });
+        }
+        if (opts.action !== undefined) {
+          return invariants.list({ scope: 'ACTION', target: parseName('action', opts.action as string) });
+        }
+        if (opts.plan !== undefined) {
+          return invariants.list({ scope: 'PLAN', target: parsePlanId(opts.plan as string) });
+        }
+        return invariants.list();
+      });
+      ctx.showRows(
+        rows.filter((inv) => matches(inv.text)).map(listRow),
+        LIST_COLUMNS,
+        opts.format as OutputFormat,
+      );
+    });
+
+  invariant
+    .command('remove')
+    .description('remove an invariant (plans keep the set they were pinned to at creation)')
+    .argument('<id>', 'invariant id (as `invariant list` prints it)')
+    .action(async (id: string) => {
+      const upper = id.trim().toUpperCase();
+      if (!isUlid(upper)) {
+        throw new PlanClientError('usage', `"${id}" is not an invariant id (expected a 26-character ULID)`);
+      }
+      const removed = await ctx.withStores(({ invariants }) => invariants.remove(upper));
+      if (!removed) throw new PlanClientError('notFound', `no invariant with id ${upper}`);
+      ctx.print(`removed invariant ${upper}`);
+    });
+}
+
+/** Exactly one scope flag; its value is the target (none for --global). */
+function chooseScope(opts: { global?: boolean; project?: string; plan?: string; action?: string }): {
+  scope: InvariantScope;
+  target: string | null;
+} {
+  const given: Array<{ scope: InvariantScope; target: string | null }> = [];
+  if (opts.global) given.push({ scope: 'GLOBAL', target: null });
+  if (opts.project !== undefined) given.push({ scope: 'PROJECT', target: opts.project });
+  if (opts.plan !== undefined) given.push({ scope: 'PLAN', target: opts.plan });
+  if (opts.action !== undefined) given.push({ scope: 'ACTION', target: opts.action });
+  const [only, second] = given;
+  if (only === undefined || second !== undefined) {
+    throw new PlanClientError(
+      'usage',
+      `give exactly one scope: --global, --project <name>, --plan <id> or --action <name>` +
+        (second === undefined ? '' : ` (got ${given.map((g) => g.scope.toLowerCase()).join(' and ')})`),
+    );
+  }
+  return only;
+}
+
+function textMatcher(pattern: string | undefined): (text: string) => boolean {
+  if (pattern === undefined || pattern === '') return () => true;
+  if (/[*?[\]{}]/.test(pattern)) return picomatch(pattern, { nocase: true, dot: true, bash: true });
+  const needle = pattern.toLowerCase();
+  return (text) => text.toLowerCase().includes(needle);
+}
+
+function invariantDict(inv: StoredInvariant) {
+  return {
+    id: inv.id,
+    text: inv.text,
+    scope: inv.scope,
+    target: inv.target,
+    rule: inv.rule,
+    author: inv.author,
+    created_at: inv.createdAt,
+  };
+}
+
+function listRow(inv: StoredInvariant) {
+  return {
+    id: inv.id,
+    scope: inv.scope,
+    target: inv.target ?? '',
+    text: inv.text,
+    rule: inv.rule === null ? '' : describeRule(inv.rule),
+    author: inv.author,
+    created_at: inv.createdAt,
+  };
+}
+
+/** Where an invariant in a merged set came from, in words. */
+export function invariantSource(inv: PlanInvariant): string {
+  if (inv.scope === 'GLOBAL') return 'global';
+  if (inv.sourceName !== null) return inv.sourceName;
+  return inv.scope === 'PLAN' ? 'this plan' : '';
+}
+
+function effectiveRow(entry: MergedInvariant<PlanInvariant>) {
+  const { invariant } = entry;
+  return {
+    text: invariant.text,
+    scope: invariant.scope,
+    source: invariantSource(invariant),
+    id: invariant.id ?? '',
+    rule: invariant.rule === null ? '' : describeRule(invariant.rule),
+    collapsed: entry.duplicates.map((d) => `${d.scope} ${invariantSource(d)}`).join(', '),
+  };
+}
