@@ -148,7 +148,13 @@ export function createWorkActivities(deps: WorkDependencies) {
 
   /** Whether a sandbox still exists (Apply removes them): a command rule can only run where one does. */
   const existing = async (dir: string | null): Promise<string | null> =>
-    dir === null ? null : (await stat(dir).then((s) => s.isDirectory()).catch(() => false)) ? dir : null;
+    dir === null
+      ? null
+      : (await stat(dir)
+            .then((s) => s.isDirectory())
+            .catch(() => false))
+        ? dir
+        : null;
 
   return {
     /**
@@ -229,7 +235,8 @@ export function createWorkActivities(deps: WorkDependencies) {
           if (input.record !== null) {
             for (const verdict of ordered) actorCall.log.record(invariantEnforced(verdict));
           }
-          const count = (status: InvariantVerdict['status']) => ordered.filter((v) => v.status === status).length;
+          const count = (status: InvariantVerdict['status']) =>
+            ordered.filter((v) => v.status === status).length;
           const where = input.entering === null ? 'at the start of STRATEGIZE' : `before ${input.entering}`;
           return {
             violations: ordered
@@ -436,8 +443,7 @@ export function createWorkActivities(deps: WorkDependencies) {
 /** Seed 004's invariant_enforced decision: the constraint, where it came from, and how the check came out. */
 function invariantEnforced(verdict: InvariantVerdict): DecisionEntry {
   const { invariant } = verdict;
-  const source =
-    invariant.sourceName === null ? '' : ` from ${invariant.sourceName}`;
+  const source = invariant.sourceName === null ? '' : ` from ${invariant.sourceName}`;
   return {
     type: 'invariant_enforced',
     question: 'Which constraint must this plan respect?',

@@ -51,7 +51,10 @@ function toStored(row: Invariant): StoredInvariant {
   };
 }
 
-const OLDEST_FIRST = [{ createdAt: 'asc' }, { id: 'asc' }] satisfies Prisma.InvariantOrderByWithRelationInput[];
+const OLDEST_FIRST = [
+  { createdAt: 'asc' },
+  { id: 'asc' },
+] satisfies Prisma.InvariantOrderByWithRelationInput[];
 
 export function createInvariantStore(prisma: PrismaClient): InvariantStore {
   return {

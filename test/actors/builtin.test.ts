@@ -573,7 +573,9 @@ describe('built-in estimation and invariants', () => {
 
   it('acknowledges every invariant and records nothing', async () => {
     const call = actorCall();
-    const invariants = plan().invariants.concat([{ text: 'Keep the API', scope: 'PLAN', sourceName: null, id: null, rule: null }]);
+    const invariants = plan().invariants.concat([
+      { text: 'Keep the API', scope: 'PLAN', sourceName: null, id: null, rule: null },
+    ]);
     const verdicts = await actors.invariant?.check({ ...call, phase: 'EXECUTE', invariants, changes: null });
     expect(verdicts).toEqual([
       {
