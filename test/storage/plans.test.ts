@@ -512,7 +512,12 @@ describe('seed 000 plan fields', () => {
       // Not in precedence order: storage must keep the order they were given in.
       invariants: [
         { text: 'never touch prod', scope: 'PLAN', sourceName: null },
-        { text: 'keep the API stable', scope: 'GLOBAL' },
+        {
+          text: 'keep the API stable',
+          scope: 'GLOBAL',
+          id: '01KB0F5ZQ3S5G9X2N6W8Y4T7RA',
+          rule: { protected_paths: ['api/**'], max_changed_files: 5 },
+        },
         { text: 'tests stay green', scope: 'ACTION', sourceName: 'local/ship' },
         { text: 'docs build', scope: 'PROJECT', sourceName: 'org/docs' },
       ],
@@ -554,10 +559,16 @@ describe('seed 000 plan fields', () => {
         approvalTimeoutSeconds: 3600,
       },
       invariants: [
-        { text: 'never touch prod', scope: 'PLAN', sourceName: null },
-        { text: 'keep the API stable', scope: 'GLOBAL', sourceName: null },
-        { text: 'tests stay green', scope: 'ACTION', sourceName: 'local/ship' },
-        { text: 'docs build', scope: 'PROJECT', sourceName: 'org/docs' },
+        { text: 'never touch prod', scope: 'PLAN', sourceName: null, id: null, rule: null },
+        {
+          text: 'keep the API stable',
+          scope: 'GLOBAL',
+          sourceName: null,
+          id: '01KB0F5ZQ3S5G9X2N6W8Y4T7RA',
+          rule: { protected_paths: ['api/**'], max_changed_files: 5 },
+        },
+        { text: 'tests stay green', scope: 'ACTION', sourceName: 'local/ship', id: null, rule: null },
+        { text: 'docs build', scope: 'PROJECT', sourceName: 'org/docs', id: null, rule: null },
       ],
       actors: {
         strategyActor: 'openai/planner',
