@@ -20,6 +20,7 @@ import type { PlanSpec } from '../domain/plan';
 import { describeStep } from '../domain/steps';
 import { applyChangeset, ChangesetRefusedError } from '../sandbox/apply';
 import { computeChanges, createSandbox, removeSandbox } from '../sandbox/workspace';
+import type { Baseline } from '../sandbox/workspace';
 import type { ChangesetStore } from '../storage/changesets';
 import type { InvariantStore } from '../storage/invariants';
 import { checkInvariantRule } from '../actors/invariant-rules';
@@ -95,9 +96,12 @@ function asFailure(err: unknown): unknown {
   return err;
 }
 
-/** The directory name of a project's sandbox: its alias, else its name with `/` made safe. */
-function sandboxName(link: { projectName: string; alias: string | null }): string {
-  return link.alias ?? link.projectName.replace(/\//g, '__');
+/**
+ * The directory name of a project's sandbox: its position in the plan first, so two links can never share one
+ * (`a/b__c` and `a__b/c` would), then its alias or name for people looking at the directory.
+ */
+function sandboxName(link: { projectName: string; alias: string | null }, index: number): string {
+  return `${index + 1}-${link.alias ?? link.projectName.replace(/\//g, '__')}`;
 }
 
 export function createWorkActivities(deps: WorkDependencies) {
@@ -207,9 +211,13 @@ export function createWorkActivities(deps: WorkDependencies) {
           for (const invariant of effective) {
             if (invariant.rule === null) continue;
             report(`checking the invariant "${invariant.text}"`);
+            // A project's invariant governs that project only: its rule sees that project's changes and sandbox.
+            const only =
+              invariant.scope === 'PROJECT' && invariant.sourceName !== null ? invariant.sourceName : null;
             const verdict = await checkInvariantRule(invariant.rule, {
-              changes,
-              workspaces,
+              changes:
+                only === null || changes === null ? changes : changes.filter((c) => c.project === only),
+              workspaces: only === null ? workspaces : workspaces.filter((w) => w.project === only),
               plan: spec,
               signal,
               progress: report,
@@ -290,21 +298,28 @@ export function createWorkActivities(deps: WorkDependencies) {
         const { spec } = input;
         const executionActor = actors.get('execution', spec.actors.executionActor);
         const roots = await projectRoots(spec);
-        // One directory per run: a retried activity of the same run starts again from a fresh copy, and a later
-        // run never sees an earlier run's half-done work.
-        const runDir = path.join(deps.sandboxDir, spec.planId, `execute-${input.attempt}`);
-        const workspaces: Workspace[] = spec.projects.map((link) => ({
+        // One directory per Execute run and Temporal attempt: a later run never sees an earlier run's half-done
+        // work, and a retried attempt never deletes a copy an earlier attempt (a worker presumed dead) still uses.
+        const runDir = path.join(
+          deps.sandboxDir,
+          spec.planId,
+          `execute-${input.attempt}.${Context.current().info.attempt}`,
+        );
+        const workspaces: Workspace[] = spec.projects.map((link, index) => ({
           project: link.projectName,
           alias: link.alias,
           readOnly: link.readOnly,
           root: roots.get(link.projectName) ?? '',
-          sandbox: link.readOnly ? null : path.join(runDir, sandboxName(link)),
+          sandbox: link.readOnly ? null : path.join(runDir, sandboxName(link, index)),
         }));
         return await withProgress('EXECUTE', async (report, signal) => {
+          // What each copy held when it was made: the changeset is measured from it, so an edit someone makes in the
+          // project while Execute runs is neither reverted nor deleted by Apply (its before-hash no longer matches).
+          const baselines = new Map<string, Baseline>();
           for (const ws of workspaces) {
             if (ws.sandbox === null) continue;
             report(`copying ${ws.project} into a sandbox`);
-            await createSandbox(ws.root, ws.sandbox);
+            baselines.set(ws.project, await createSandbox(ws.root, ws.sandbox));
           }
           const sandboxRefs = workspaces.flatMap((ws) => (ws.sandbox === null ? [] : [ws.sandbox]));
           await plans.recordExecution(spec.planId, { sandboxRefs });
@@ -343,7 +358,9 @@ export function createWorkActivities(deps: WorkDependencies) {
           const changes: FileChange[] = [];
           for (const ws of workspaces) {
             if (ws.sandbox === null) continue;
-            changes.push(...(await computeChanges(ws.project, ws.root, ws.sandbox)));
+            const baseline = baselines.get(ws.project);
+            if (baseline === undefined) throw new Error(`no baseline for ${ws.project}`);
+            changes.push(...(await computeChanges(ws.project, ws.root, ws.sandbox, baseline)));
           }
           const projects: ChangesetProject[] = workspaces.map((ws) => ({
             name: ws.project,
@@ -384,10 +401,14 @@ export function createWorkActivities(deps: WorkDependencies) {
           ERROR_TYPES.InvalidInput,
         );
       }
-      // A retried Apply after a successful write (the worker died before reporting) returns what was done.
+      // A retried Apply after a successful write (the worker died before reporting) returns what was done. The
+      // write heartbeats like every phase, so a long one is not taken for a dead worker and started twice.
       const result =
         (await changesets.getApplyResult(changeset.changesetId)) ??
-        (await applyChangeset(changeset, { at: input.at }).catch((err: unknown) => {
+        (await withProgress('APPLY', async (report) => {
+          report(`writing ${changeset.changes.length} change(s)`);
+          return applyChangeset(changeset, { at: input.at });
+        }).catch((err: unknown) => {
           if (err instanceof ChangesetRefusedError) {
             throw ApplicationFailure.nonRetryable(
               `${err.message}. Nothing was written. Restore the project and \`agents plan retry\`, or cancel ` +

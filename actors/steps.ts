@@ -1,11 +1,13 @@
 /**
  * The step runner: carries out one step of domain/steps.ts in a workspace's sandbox. Every actor that runs steps
  * goes through here, so the safety rules live in one place: work only under the sandbox (never the project root),
- * refuse paths that leave it by text (`..`, absolute) or by symbolic link, refuse read-only projects, and never let
- * a plan argument reach a shell unquoted.
+ * refuse paths that leave it by text (`..`, absolute) or by symbolic link (a literal path is checked component by
+ * component, a glob never descends into a linked directory, and `replace` never reads or rewrites through a link),
+ * refuse read-only projects, substitute a value into a command only where its shell quoting holds (see
+ * checkCommandTemplate), and give commands a minimal environment (see commandEnv): never the worker's secrets.
  */
 import { spawn } from 'node:child_process';
-import { promises as fs } from 'node:fs';
+import { constants as fsConstants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import picomatch from 'picomatch';
@@ -98,7 +100,12 @@ export async function runValidation(command: string, env: StepEnv): Promise<Vali
   const sandbox = await sandboxRoot(workspace);
   let rendered: string;
   try {
-    rendered = render(command, templateValues(env.plan, workspace), 'the validation command', shellQuote);
+    rendered = renderCommand(
+      command,
+      templateValues(env.plan, workspace),
+      env.plan,
+      'the validation command',
+    );
   } catch (error) {
     if (error instanceof StepError) return { command, passed: false, exitCode: null, output: error.message };
     throw error;
@@ -166,6 +173,165 @@ function render(
   }
 }
 
+/** A `run` or validation command: every placeholder must stand where its shell quoting holds, then it is filled. */
+function renderCommand(
+  template: string,
+  values: Readonly<Record<string, TemplateValue>>,
+  plan: PlanSpec,
+  what: string,
+): string {
+  const misplaced = checkCommandTemplate(template);
+  if (misplaced !== null) {
+    const { placeholder, name, context } = misplaced;
+    const variable = argumentVariable(plan, name);
+    const instead =
+      context === 'quotes'
+        ? 'write it bare (it is quoted for you)' + (variable === null ? '' : ` or use $${variable}`)
+        : variable === null
+          ? 'write it bare, as a word of its own'
+          : `write it bare, as a word of its own, or use $${variable}`;
+    throw new StepError(`${what}: ${placeholder} ${MISPLACED[context]}; ${instead}`);
+  }
+  return render(template, values, what, shellQuote);
+}
+
+/** Where a placeholder may stand in a command without its single quotes being defeated. */
+export type PlaceholderContext =
+  'quotes' | 'backticks' | 'comment' | 'here-document' | 'backslash' | 'dollar';
+
+const MISPLACED: Record<PlaceholderContext, string> = {
+  quotes: 'is inside quotes in the command',
+  backticks: 'is inside `...` in the command, where the quoting added to it does not hold',
+  comment: 'is inside a comment in the command, which a line break in the value would end',
+  'here-document': 'is inside a here-document in the command, where it is not quoted',
+  backslash: 'follows a backslash in the command, which would unquote it',
+  dollar: 'follows a `$` in the command, which would change how it is quoted',
+};
+
+const COMMAND_PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
+/** Characters after which a `#` starts a comment (a word begins there). */
+const WORD_BREAK = /[\s;&|()<>]/;
+
+/**
+ * The first placeholder of a command template that stands where shellQuote cannot keep its value one literal word,
+ * scanning the template as /bin/sh parses it: inside '...' or "..." (`echo "{{msg}}"` with msg `$(id)` would run
+ * id), inside `...` (re-parsed, so a backquote in the value ends it), in a comment (a line break in the value
+ * starts a command), in a here-document body or delimiter (not quoted at all), or right after a backslash or a `$`
+ * (which turn the opening quote into a literal or into $'...'). Null when every placeholder is a bare word (or
+ * part of one: `--name={{x}}`, `'prefix '{{x}}`). Conservative: a placeholder in `"$(...)"` is refused too.
+ */
+export function checkCommandTemplate(
+  template: string,
+): { placeholder: string; name: string; context: PlaceholderContext } | null {
+  const spans = new Map<number, RegExpExecArray>();
+  for (const match of template.matchAll(COMMAND_PLACEHOLDER)) spans.set(match.index, match);
+  const at = (index: number, context: PlaceholderContext) => {
+    const span = spans.get(index);
+    return span === undefined ? null : { placeholder: span[0], name: (span[1] ?? '').trim(), context };
+  };
+  /** The first placeholder starting in [from, to), as `context`. */
+  const within = (from: number, to: number, context: PlaceholderContext) => {
+    for (let k = from; k < to; k++) if (spans.has(k)) return at(k, context);
+    return null;
+  };
+  let state: 'plain' | 'single' | 'double' | 'backtick' | 'comment' = 'plain';
+  let wordStart = true;
+  const heredocs: { delimiter: string; stripTabs: boolean }[] = [];
+  let i = 0;
+  while (i < template.length) {
+    const span = spans.get(i);
+    if (span !== undefined) {
+      if (state === 'single' || state === 'double') return at(i, 'quotes');
+      if (state === 'backtick') return at(i, 'backticks');
+      if (state === 'comment') return at(i, 'comment');
+      if (template[i - 1] === '$') return at(i, 'dollar');
+      i += span[0].length;
+      wordStart = false;
+      continue;
+    }
+    const c = template[i] ?? '';
+    if (c === '\\' && state !== 'single' && state !== 'comment') {
+      const escaped = at(
+        i + 1,
+        state === 'double' ? 'quotes' : state === 'backtick' ? 'backticks' : 'backslash',
+      );
+      if (escaped !== null) return escaped;
+      i += 2;
+      wordStart = false;
+      continue;
+    }
+    if (state === 'single') {
+      if (c === "'") state = 'plain';
+    } else if (state === 'double') {
+      if (c === '"') state = 'plain';
+    } else if (state === 'backtick') {
+      if (c === '`') state = 'plain';
+    } else if (c === '\n') {
+      // A line break ends a comment, and the here-documents opened on the line start after it.
+      state = 'plain';
+      i++;
+      for (const { delimiter, stripTabs } of heredocs.splice(0)) {
+        while (i < template.length) {
+          const end = template.indexOf('\n', i) === -1 ? template.length : template.indexOf('\n', i);
+          const line = template.slice(i, end);
+          const inBody = within(i, end, 'here-document');
+          i = end + 1;
+          if ((stripTabs ? line.replace(/^\t+/, '') : line) === delimiter) break;
+          if (inBody !== null) return inBody;
+        }
+      }
+      wordStart = true;
+      continue;
+    } else if (state === 'comment') {
+      // Nothing but a line break ends a comment.
+    } else if (c === "'") {
+      state = 'single';
+    } else if (c === '"') {
+      state = 'double';
+    } else if (c === '`') {
+      state = 'backtick';
+    } else if (c === '#' && wordStart) {
+      state = 'comment';
+    } else if (template.startsWith('<<<', i)) {
+      i += 3; // A here-string: the word after it is an ordinary word.
+      wordStart = true;
+      continue;
+    } else if (template.startsWith('<<', i)) {
+      let j = i + 2;
+      const stripTabs = template[j] === '-';
+      if (stripTabs) j++;
+      while (template[j] === ' ' || template[j] === '\t') j++;
+      const from = j;
+      let delimiter = '';
+      let quote: string | null = null;
+      for (; j < template.length; j++) {
+        const d = template[j] ?? '';
+        if (quote !== null) {
+          if (d === quote) quote = null;
+          else delimiter += d;
+        } else if (d === "'" || d === '"') {
+          quote = d;
+        } else if (d === '\\') {
+          delimiter += template[++j] ?? '';
+        } else if (WORD_BREAK.test(d)) {
+          break;
+        } else {
+          delimiter += d;
+        }
+      }
+      const inDelimiter = within(from, j, 'here-document');
+      if (inDelimiter !== null) return inDelimiter;
+      heredocs.push({ delimiter, stripTabs });
+      i = j;
+      wordStart = true;
+      continue;
+    }
+    wordStart = state === 'plain' && WORD_BREAK.test(c);
+    i++;
+  }
+  return null;
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Paths
 
@@ -187,7 +353,8 @@ function isInside(base: string, candidate: string): boolean {
  * The absolute path of `rel` in the sandbox, refused when its text leaves the sandbox or when a directory on the
  * way is a symbolic link resolving outside it (a project may ship such links; writing through one would change
  * files Apply never sees). With `followFinal`, the last component is checked too: writing a file follows a link
- * there, while moving or deleting acts on the link itself.
+ * there, while moving or deleting acts on the link itself. Every component is lstat'ed, and the real path of the
+ * nearest existing parent must be inside the sandbox.
  */
 async function sandboxPath(
   sandbox: string,
@@ -212,7 +379,49 @@ async function sandboxPath(
     }
     current = real;
   }
-  return path.join(sandbox, ...parts);
+  const target = path.join(sandbox, ...parts);
+  await checkRealParent(sandbox, target, what);
+  return target;
+}
+
+/**
+ * The absolute path of `rel` for reading and rewriting in place (`replace`): stricter than sandboxPath, no
+ * component may be a symbolic link at all, not even one staying in the sandbox, since a glob never descends into a
+ * linked directory and a link is never edited as the file it points to.
+ */
+async function linkFreePath(sandbox: string, rel: string, what: string): Promise<string> {
+  const problem = checkRelativePath(rel);
+  if (problem !== undefined) throw new StepError(`${what}: ${problem}`);
+  const parts = rel.split('/');
+  let current = sandbox;
+  for (const [i, part] of parts.entries()) {
+    current = path.join(current, part);
+    const stat = await lstatOrNull(current);
+    if (stat === null) break;
+    if (!stat.isSymbolicLink()) continue;
+    const shown = parts.slice(0, i + 1).join('/');
+    const real = await fs.realpath(current).catch(() => null);
+    if (real === null || !isInside(sandbox, real)) {
+      throw new StepError(`${what}: "${shown}" is a symbolic link leading outside the sandbox (or nowhere)`);
+    }
+    throw new StepError(
+      `${what}: "${shown}" is a symbolic link; replace never reads or rewrites through a link`,
+    );
+  }
+  await checkRealParent(sandbox, current, what);
+  return current;
+}
+
+/** The real path of the nearest existing directory above `target` must be inside the sandbox. */
+async function checkRealParent(sandbox: string, target: string, what: string): Promise<void> {
+  let dir = path.dirname(target);
+  while (isInside(sandbox, dir) && dir !== sandbox && (await lstatOrNull(dir)) === null)
+    dir = path.dirname(dir);
+  const real = await fs.realpath(dir).catch(() => null);
+  if (real === null || !isInside(sandbox, real)) {
+    const shown = path.relative(sandbox, dir).split(path.sep).join('/') || '.';
+    throw new StepError(`${what}: "${shown}" resolves outside the sandbox`);
+  }
 }
 
 async function lstatOrNull(file: string): Promise<Awaited<ReturnType<typeof fs.lstat>> | null> {
@@ -269,11 +478,23 @@ export async function listFiles(root: string, glob: string): Promise<ListedFile[
   return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
-/** A literal (non-glob) path whose last component is a file or link: scan() reports it as its own base. */
+/**
+ * A literal (non-glob) path whose last component is a file or link: scan() reports it as its own base. Like the
+ * walk, it never goes through a linked directory: a path with a symbolic link (or a file) on the way lists nothing.
+ */
 async function listSingle(root: string, rel: string): Promise<ListedFile[]> {
-  const stat = await lstatOrNull(path.join(root, ...rel.split('/')));
-  if (stat === null || !(stat.isFile() || stat.isSymbolicLink())) return [];
-  return [{ path: rel, symlink: stat.isSymbolicLink() }];
+  const parts = rel.split('/');
+  let current = root;
+  for (const [i, part] of parts.entries()) {
+    current = path.join(current, part);
+    const stat = await lstatOrNull(current);
+    if (stat === null) return [];
+    if (i === parts.length - 1) {
+      return stat.isFile() || stat.isSymbolicLink() ? [{ path: rel, symlink: stat.isSymbolicLink() }] : [];
+    }
+    if (!stat.isDirectory()) return [];
+  }
+  return [];
 }
 
 export function globMatcher(glob: string): (file: string) => boolean {
@@ -313,6 +534,8 @@ async function perform(
           `replace /${step.pattern}/: invalid regular expression (${(error as Error).message})`,
         );
       }
+      // A literal path is checked up front, so a link on the way is refused by name rather than matching nothing.
+      if (!picomatch.scan(glob).isGlob) await linkFreePath(sandbox, glob, `replace in ${glob}`);
       const matches = globMatcher(glob);
       const files = (await listFiles(sandbox, glob)).filter((f) => !f.symlink && matches(f.path));
       if (files.length === 0 && step.requireMatch) {
@@ -321,8 +544,9 @@ async function perform(
       const touched: string[] = [];
       let matched = 0;
       for (const file of files) {
-        const absolute = path.join(sandbox, ...file.path.split('/'));
-        const bytes = await fs.readFile(absolute);
+        const absolute = await linkFreePath(sandbox, file.path, `replace in ${file.path}`);
+        // O_NOFOLLOW: should the file have become a link since it was listed, neither read nor write follows it.
+        const bytes = await fs.readFile(absolute, { flag: fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW });
         // A regular expression over a binary file would corrupt it; binaries are never edited as text.
         if (bytes.includes(0)) continue;
         const before = bytes.toString('utf8');
@@ -330,7 +554,9 @@ async function perform(
         matched++;
         const after = before.replace(regex, replacement);
         if (after !== before) {
-          await fs.writeFile(absolute, after);
+          await fs.writeFile(absolute, after, {
+            flag: fsConstants.O_WRONLY | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW,
+          });
           touched.push(file.path);
         }
       }
@@ -361,7 +587,8 @@ async function perform(
         const matches = globMatcher(files);
         const found = (await listFiles(sandbox, files)).filter((f) => matches(f.path));
         if (found.length === 0 && step.requireMatch) throw new StepError(`${what}: no file matches the glob`);
-        for (const file of found) await fs.rm(path.join(sandbox, ...file.path.split('/')));
+        // fs.rm removes a link itself; sandboxPath re-checks the directories on the way.
+        for (const file of found) await fs.rm(await sandboxPath(sandbox, file.path, what, false));
         return { filesTouched: found.map((f) => f.path), command: null };
       }
       const target = await sandboxPath(sandbox, files, what, false);
@@ -377,7 +604,7 @@ async function perform(
       return { filesTouched: touched, command: null };
     }
     case 'run': {
-      const command = render(step.command, values, 'the command', shellQuote);
+      const command = renderCommand(step.command, values, env.plan, 'the command');
       const result = await runCommand(command, sandbox, step.timeoutSeconds, env);
       if (result.timedOut || result.exitCode !== 0) {
         const how = result.timedOut
@@ -398,12 +625,36 @@ async function perform(
 // ---------------------------------------------------------------------------------------------------------------
 // Commands
 
-/** The plan's arguments as environment variables, so a script can read them without any quoting at all. */
-function commandEnv(plan: PlanSpec): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, CLEVERAGENTS_PLAN_ID: plan.planId };
+/** The worker's variables a command still sees: what tools need to run, nothing the worker holds (keys, URLs). */
+const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'TERM', 'CI'] as const;
+
+/** The environment variable holding a template name's value in a command, or null when there is none. */
+function argumentVariable(plan: PlanSpec, name: string): string | null {
+  if (name === 'plan.id') return 'CLEVERAGENTS_PLAN_ID';
+  const reserved = ['plan.name', 'project.name', 'project.alias'];
+  const value = Object.prototype.hasOwnProperty.call(plan.arguments, name) ? plan.arguments[name] : undefined;
+  return reserved.includes(name) || value === undefined || value === null ? null : argumentVariableName(name);
+}
+
+function argumentVariableName(name: string): string {
+  return `CLEVERAGENTS_ARG_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}
+
+/**
+ * A command's whole environment: a few of the worker's variables (INHERITED_ENV, those set), the plan id, and the
+ * plan's arguments, so a script can read them without any quoting at all. Never the rest of process.env: a command
+ * may be a model's proposal, and the worker's environment holds secrets (the model API key, DATABASE_URL).
+ */
+export function commandEnv(plan: PlanSpec): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of INHERITED_ENV) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  env['CLEVERAGENTS_PLAN_ID'] = plan.planId;
   for (const [name, value] of Object.entries(plan.arguments)) {
     if (value === null) continue;
-    env[`CLEVERAGENTS_ARG_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`] = String(value);
+    env[argumentVariableName(name)] = String(value);
   }
   return env;
 }

@@ -26,6 +26,7 @@ import {
   TASK_QUEUE,
   advancePlanUpdate,
   correctDecisionUpdate,
+  getPlanQuery,
   retryPhaseUpdate,
 } from '../workflows/definitions';
 import type {
@@ -184,6 +185,14 @@ export class PlanClient {
       awaitingApproval: last?.type === 'AWAITING_APPROVAL',
       workflowStatus: description.status.name,
     };
+  }
+
+  /**
+   * The live workflow state (the getPlan query): unlike the record, it knows a gate the moment it opens. `verb`
+   * names the command it serves, for the error when the plan has finished.
+   */
+  async snapshot(idInput: string, verb = 'query'): Promise<PlanSnapshot> {
+    return this.command(idInput, verb, (handle) => handle.query(getPlanQuery));
   }
 
   /**

@@ -88,29 +88,33 @@ export interface MergedInvariant<T> {
 /**
  * The effective set (seed 004): ordered by precedence (PLAN > PROJECT > GLOBAL; ACTION invariants arrive promoted
  * to PLAN), insertion order kept within a scope, and invariants with the same normalised text collapsed into the
- * highest-precedence one, which keeps a note of what it replaced.
+ * highest-precedence one, which keeps a note of what it replaced. Two PROJECT invariants of different projects
+ * are different constraints (each governs its own project), so they never collapse into each other.
  */
-export function mergeInvariants<T extends Pick<PlanInvariant, 'scope' | 'text'>>(
+export function mergeInvariants<T extends Pick<PlanInvariant, 'scope' | 'text' | 'sourceName'>>(
   list: readonly T[],
 ): MergedInvariant<T>[] {
   const merged: MergedInvariant<T>[] = [];
-  const byText = new Map<string, MergedInvariant<T>>();
+  const byText = new Map<string, MergedInvariant<T>[]>();
+  const sameProjectOrOtherScope = (a: T, b: T): boolean =>
+    a.scope !== 'PROJECT' || b.scope !== 'PROJECT' || a.sourceName === b.sourceName;
   for (const invariant of orderInvariants(list)) {
     const key = normalizeInvariantText(invariant.text);
-    const kept = byText.get(key);
+    const candidates = byText.get(key) ?? [];
+    const kept = candidates.find((entry) => sameProjectOrOtherScope(entry.invariant, invariant));
     if (kept !== undefined) {
       kept.duplicates.push(invariant);
       continue;
     }
     const entry = { invariant, duplicates: [] };
-    byText.set(key, entry);
+    byText.set(key, [...candidates, entry]);
     merged.push(entry);
   }
   return merged;
 }
 
 /** The effective invariants themselves, without the bookkeeping. */
-export function effectiveInvariants<T extends Pick<PlanInvariant, 'scope' | 'text'>>(
+export function effectiveInvariants<T extends Pick<PlanInvariant, 'scope' | 'text' | 'sourceName'>>(
   list: readonly T[],
 ): T[] {
   return mergeInvariants(list).map((entry) => entry.invariant);

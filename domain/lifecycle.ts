@@ -145,3 +145,31 @@ export function parseAutomationLevel(input: string): AutomationLevel | undefined
 }
 
 export const AUTOMATION_CHOICES = ['manual', 'review', 'full'] as const;
+
+/**
+ * Whether an advance into APPLY names the changeset its sender reviewed (issue 6's confirmation, enforced by the
+ * workflow so no client can slip past it): `undefined` makes no claim (API callers, `--yes`); a changeset id must
+ * be the plan's current one (it may have been recomputed since); `null` says nothing was reviewed, which is
+ * refused when the advance would write a changeset.
+ */
+export function checkReviewedChangeset(
+  plan: { phase: Phase; changesetId: string | null },
+  reviewed: string | null | undefined,
+): Verdict {
+  if (reviewed === undefined || nextPhase(plan.phase) !== 'APPLY' || plan.changesetId === null) {
+    return { ok: true };
+  }
+  if (reviewed === null) {
+    return {
+      ok: false,
+      reason: `entering APPLY writes changeset ${plan.changesetId}, which was not shown for confirmation; try again`,
+    };
+  }
+  if (reviewed !== plan.changesetId) {
+    return {
+      ok: false,
+      reason: `the changeset changed since it was reviewed (reviewed ${reviewed}, the plan has ${plan.changesetId})`,
+    };
+  }
+  return { ok: true };
+}

@@ -19,8 +19,15 @@
  *
  * Every step may also say `description` and `project` (a linked project's name or alias; default: the first
  * writable project). Texts are templates: `{{name}}` is the plan argument `name`; `{{plan.id}}`, `{{plan.name}}`,
- * `{{project.name}}` and `{{project.alias}}` are the plan's and the step's project's. In `run` commands every
- * substituted value is shell-quoted, so an argument cannot inject a command.
+ * `{{project.name}}` and `{{project.alias}}` are the plan's and the step's project's. In `run` (and validation)
+ * commands every substituted value is POSIX single-quoted, and the step runner (actors/steps.ts) refuses a command
+ * whose placeholder stands where that quoting would not hold: inside '...' or "..." (`echo "{{msg}}"` with msg
+ * `$(id)` would run id), inside `...`, in a comment or a here-document, or right after `\` or `$`. What is
+ * guaranteed is only this: a placeholder written as a bare word (or part of one: `--name={{x}}`) reaches the shell
+ * as exactly that literal text, one word, never parsed as shell syntax. What the command then does with the word
+ * is the action's: `eval {{x}}`, `sh -c {{x}}`, a bare `{{x}}` as the command name, or bash arithmetic run it as
+ * code. The arguments are also in the environment as CLEVERAGENTS_ARG_<NAME> (upper-cased, other characters `_`),
+ * the plan id as CLEVERAGENTS_PLAN_ID; commands see only those and a few variables such as PATH and HOME.
  *
  * Pure: no fs, no process; the actors in actors/ run the steps.
  */

@@ -69,10 +69,12 @@ export async function applyChangeset(changeset: Changeset, options: { at: string
     // Checked again right before writing: the window between validation and this write is where a link could be
     // planted or a file edited, and a later change must not be applied on top of that.
     const verdict = await inspectChange(change, realRoot);
-    if (verdict.status === 'problems') {
+    const intrusions = readOnlyIntrusions(change, verdict.locations, inspection.readOnlyRoots);
+    if (verdict.status === 'problems' || intrusions.length > 0) {
+      const problems = verdict.status === 'problems' ? [...verdict.problems, ...intrusions] : intrusions;
       throw new Error(
         `Apply stopped: the project changed while changeset ${changeset.changesetId} was being applied ` +
-          `(earlier changes were written; a retried Apply finishes them or refuses): ${verdict.problems.join('; ')}`,
+          `(earlier changes were written; a retried Apply finishes them or refuses): ${problems.join('; ')}`,
       );
     }
     if (verdict.status === 'applied') {
@@ -97,6 +99,14 @@ interface Inspection {
    * containment is decided against it, never against the stored text.
    */
   realRoots: Map<string, string>;
+  /** Where every read-only project of the changeset really is; nothing is written inside any of them. */
+  readOnlyRoots: ReadOnlyRoot[];
+}
+
+interface ReadOnlyRoot {
+  name: string;
+  /** The real path of its root, as far as it exists (see `realPathSoFar`). */
+  realRoot: string;
 }
 
 async function inspectChangeset(changeset: Changeset): Promise<Inspection> {
@@ -109,6 +119,14 @@ async function inspectChangeset(changeset: Changeset): Promise<Inspection> {
    */
   const claims = new Map<string, { index: number; label: string }>();
   const reported = new Set<string>();
+  // Project roots may overlap (a read-only link inside a writable project, or two names for one directory), so
+  // where a change lands is checked against every read-only root, not only against the change's own project.
+  const readOnlyRoots: ReadOnlyRoot[] = [];
+  for (const project of changeset.projects) {
+    if (project.readOnly && path.isAbsolute(project.root)) {
+      readOnlyRoots.push({ name: project.name, realRoot: await realPathSoFar(project.root) });
+    }
+  }
 
   const claim = (key: string, index: number, label: string): void => {
     const earlier = claims.get(key);
@@ -149,12 +167,57 @@ async function inspectChangeset(changeset: Changeset): Promise<Inspection> {
     if (shapeProblems.length > 0) continue;
 
     const verdict = await inspectChange(change, resolved.realRoot);
-    for (const location of verdict.locations) claim(`\0${location}`, index, label);
+    for (const location of verdict.locations) claim(`\0${location.real}`, index, label);
     if (verdict.status === 'problems') {
       for (const problem of verdict.problems) problems.push(`${label}: ${problem}`);
     }
+    for (const problem of readOnlyIntrusions(change, verdict.locations, readOnlyRoots)) {
+      problems.push(`${label}: ${problem}`);
+    }
   }
-  return { problems, realRoots };
+  return { problems, realRoots, readOnlyRoots };
+}
+
+/**
+ * Why writing (or, for a MOVE's source, removing) these locations would change a read-only project: one line per
+ * location and read-only root it lies in, naming both projects. Decided on real paths, so a directory link inside
+ * the writable project that leads into the read-only one is caught too.
+ */
+function readOnlyIntrusions(
+  change: FileChange,
+  locations: readonly LocationPath[],
+  readOnlyRoots: readonly ReadOnlyRoot[],
+): string[] {
+  const problems: string[] = [];
+  for (const location of locations) {
+    for (const readOnly of readOnlyRoots) {
+      if (!isInside(readOnly.realRoot, location.real)) continue;
+      problems.push(
+        `${q(location.relative)} of project ${q(change.project)} lies inside read-only project link ` +
+          `${q(readOnly.name)} (the project roots overlap); Apply never writes to it`,
+      );
+    }
+  }
+  return problems;
+}
+
+/**
+ * The real path of `file` (absolute) as far as it exists: the longest existing prefix with every link resolved,
+ * then the rest as written. A read-only root that is missing still claims the place where it would be.
+ */
+async function realPathSoFar(file: string): Promise<string> {
+  const rest: string[] = [];
+  let existing = path.resolve(file);
+  for (;;) {
+    try {
+      return path.join(await realpath(existing), ...rest);
+    } catch {
+      const parent = path.dirname(existing);
+      if (parent === existing) return path.resolve(file);
+      rest.unshift(path.basename(existing));
+      existing = parent;
+    }
+  }
 }
 
 async function resolveRoot(root: string): Promise<{ realRoot: string } | { problem: string }> {
@@ -237,12 +300,18 @@ type FileState =
   | { kind: 'link' }
   | { kind: 'other'; what: string };
 
+/** A file the change writes or removes: its name in the project and its real path (as it will be). */
+interface LocationPath {
+  relative: string;
+  real: string;
+}
+
 type Verdict =
-  | { status: 'problems'; problems: string[]; locations: string[] }
-  | { status: 'applied'; locations: string[] }
+  | { status: 'problems'; problems: string[]; locations: LocationPath[] }
+  | { status: 'applied'; locations: LocationPath[] }
   | {
       status: 'apply';
-      locations: string[];
+      locations: LocationPath[];
       target: Location;
       targetState: FileState;
       source: Location | null;
@@ -254,7 +323,9 @@ async function inspectChange(change: FileChange, realRoot: string): Promise<Verd
     const target = await locate(realRoot, change.path, false);
     if ('problem' in target) return { status: 'problems', problems: [target.problem], locations: [] };
     const targetState = await readState(target);
-    const locations = [path.join(target.parent, target.basename)];
+    const locations: LocationPath[] = [
+      { relative: target.relative, real: path.join(target.parent, target.basename) },
+    ];
 
     let source: Location | null = null;
     let sourceState: FileState = { kind: 'absent' };
@@ -263,7 +334,7 @@ async function inspectChange(change: FileChange, realRoot: string): Promise<Verd
       if ('problem' in located) return { status: 'problems', problems: [located.problem], locations };
       source = located;
       sourceState = await readState(source);
-      locations.push(path.join(source.parent, source.basename));
+      locations.push({ relative: source.relative, real: path.join(source.parent, source.basename) });
     }
 
     const problems: string[] = [];

@@ -1,11 +1,16 @@
-import fs from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { checkRelativePath, sortChanges, type FileChange } from '../domain/changeset';
 import { sha256 } from './apply';
 
 /**
- * Execute works on a copy of each writable project and the changeset is what differs between the copy and the
- * project afterwards, so the project itself stays untouched until Apply.
+ * Execute works on a copy of each writable project, and the changeset is what the run changed in that copy: the
+ * copy as Execute left it against the project as it was copied (the baseline), never against the project as it is
+ * afterwards. The project stays untouched until Apply, and a user may keep editing it meanwhile: diffing against
+ * its later state would turn those edits into changes that revert them.
  *
  * `.git` (directory, or the file a worktree or submodule has instead) is never copied nor compared: VCS metadata
  * is not part of a changeset, and an actor must not be able to rewrite history through one.
@@ -13,11 +18,34 @@ import { sha256 } from './apply';
 const VCS_DIR = '.git';
 
 /**
- * Copies the project at `root` into `dest`. Whatever is at `dest` is removed first: an activity retried after a
- * crash mid-copy must end with the same sandbox as a first run, not with leftovers. `dest` is the engine's own
- * directory; it is refused only when removing or filling it would touch the project itself.
+ * Opens a file to read without following a link in its last component (a link swapped in after the directory was
+ * listed is refused, not read through) and without blocking (a FIFO swapped in cannot hang the activity).
  */
-export async function createSandbox(root: string, dest: string): Promise<void> {
+const READ_NO_FOLLOW =
+  fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
+
+/**
+ * Why a project file can no longer be read as the file Execute copied: it is gone, no longer a plain file, or no
+ * longer readable. Only `beforeContent` (shown in a diff) depends on it, so none of these fails the comparison.
+ */
+const UNREADABLE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES', 'EPERM']);
+
+/**
+ * What Execute saw of a project: every regular file createSandbox copied, by its POSIX path relative to the
+ * project root, with the SHA-256 (lowercase hex) of the bytes copied. Hashes only, not contents: the sandbox holds
+ * the bytes until it is changed, and a project can be large. computeChanges diffs the sandbox against this, so a
+ * change is only what Execute did, and its before-hash is what Execute started from: Apply then refuses a file
+ * the user changed since the copy instead of overwriting it.
+ */
+export type Baseline = ReadonlyMap<string, string>;
+
+/**
+ * Copies the project at `root` into `dest` and returns the Baseline of what was copied. Whatever is at `dest` is
+ * removed first: an activity retried after a crash mid-copy must end with the same sandbox as a first run, not
+ * with leftovers. `dest` is the engine's own directory; it is refused only when removing or filling it would touch
+ * the project itself.
+ */
+export async function createSandbox(root: string, dest: string): Promise<Baseline> {
   const stat = await fs.stat(root);
   if (!stat.isDirectory()) throw new Error(`The project root ${root} is not a directory`);
   const realRoot = await fs.realpath(root);
@@ -32,25 +60,33 @@ export async function createSandbox(root: string, dest: string): Promise<void> {
   }
   await removeSandbox(dest);
   await fs.mkdir(dest, { recursive: true });
-  await copyTree(root, dest);
+  const baseline = new Map<string, string>();
+  await copyTree(root, dest, '', baseline);
+  return baseline;
 }
 
 /**
  * Directories are created with the default mode rather than the project's: a read-only directory copied as such
- * could be neither filled here nor removed by removeSandbox.
+ * could be neither filled here nor removed by removeSandbox. Records each copied file in `baseline` under
+ * `relative` (its POSIX path from the project root, '' for the root itself).
  */
-async function copyTree(source: string, target: string): Promise<void> {
+async function copyTree(
+  source: string,
+  target: string,
+  relative: string,
+  baseline: Map<string, string>,
+): Promise<void> {
   for (const entry of await fs.readdir(source, { withFileTypes: true })) {
     if (entry.name === VCS_DIR) continue;
     const from = path.join(source, entry.name);
     const to = path.join(target, entry.name);
+    const childRelative = relative === '' ? entry.name : `${relative}/${entry.name}`;
     if (entry.isDirectory()) {
       await fs.mkdir(to);
-      await copyTree(from, to);
+      await copyTree(from, to, childRelative, baseline);
     } else if (entry.isFile()) {
-      const { mode } = await fs.lstat(from);
-      await fs.copyFile(from, to, fs.constants.COPYFILE_EXCL);
-      await fs.chmod(to, mode & 0o777);
+      const hash = await copyFile(from, to);
+      if (hash !== null) baseline.set(childRelative, hash);
     } else if (entry.isSymbolicLink()) {
       // The link text, never the target: a link out of the project must not bring outside files into the copy.
       await fs.symlink(await fs.readlink(from), to);
@@ -59,92 +95,102 @@ async function copyTree(source: string, target: string): Promise<void> {
   }
 }
 
+/**
+ * Copies one regular file with its permission bits and returns the SHA-256 of the bytes written, hashed as they
+ * are copied: the project may be edited during the copy, and the baseline must describe the copy, not a later
+ * read of the project. Null (nothing copied) when `from` turned out not to be a regular file.
+ */
+async function copyFile(from: string, to: string): Promise<string | null> {
+  const source = await fs.open(from, READ_NO_FOLLOW);
+  try {
+    const stats = await source.stat();
+    if (!stats.isFile()) return null;
+    const hash = createHash('sha256');
+    await pipeline(
+      source.createReadStream({ autoClose: false }),
+      async function* (chunks: AsyncIterable<Buffer>) {
+        for await (const chunk of chunks) {
+          hash.update(chunk);
+          yield chunk;
+        }
+      },
+      createWriteStream(to, { flags: 'wx' }),
+    );
+    await fs.chmod(to, stats.mode & 0o777);
+    return hash.digest('hex');
+  } finally {
+    await source.close();
+  }
+}
+
 /** rm -rf: a sandbox already gone (a retried cleanup) is not an error. */
 export async function removeSandbox(dir: string): Promise<void> {
   await fs.rm(dir, { recursive: true, force: true });
 }
 
-interface FileEntry {
+/** A file of the baseline: only its hash is known. */
+interface BaselineFile {
+  path: string;
+  hash: string;
+}
+
+/** A file of the sandbox as Execute left it. */
+interface SandboxFile {
   path: string;
   content: Uint8Array;
   hash: string;
 }
 
 /**
- * The changes that turn the project at `root` into `sandbox`, as changeset operations of `project`. Only regular
- * files count: symlinks are neither followed nor recorded on either side, so a link cannot make Apply write
- * outside the project. A file deleted and an identical one created elsewhere become a MOVE, so Apply checks the
- * source still holds what Execute saw instead of trusting a fresh copy.
+ * The changes Execute made in `sandbox`, as changeset operations of `project`: the sandbox against `baseline`
+ * (what createSandbox copied from `root`), not against the project as it is now. A file the user added, edited or
+ * removed in the project while Execute ran, and that the sandbox left alone, is therefore no change: diffing
+ * against the project now would record a change reverting the user's edit. A change to a file the sandbox did
+ * touch keeps the baseline hash as its before-hash, so Apply refuses it if the project moved on since the copy.
+ *
+ * `root` is only read for `beforeContent`, the old bytes kept to show a diff: the project's current bytes when
+ * they still hash to the baseline, null otherwise (the bytes Execute saw are gone, and showing others as "before"
+ * would be wrong).
+ *
+ * Only regular files count: symlinks are neither followed nor recorded on either side, so a link cannot make Apply
+ * write outside the project. A file deleted and an identical one created elsewhere become a MOVE, so Apply checks
+ * the source still holds what Execute saw instead of trusting a fresh copy.
  */
-export async function computeChanges(project: string, root: string, sandbox: string): Promise<FileChange[]> {
-  const [before, after] = await Promise.all([listFiles(root), listFiles(sandbox)]);
+export async function computeChanges(
+  project: string,
+  root: string,
+  sandbox: string,
+  baseline: Baseline,
+): Promise<FileChange[]> {
+  const after = await listFiles(sandbox);
   const changes: FileChange[] = [];
-  const created: FileEntry[] = [];
-  const deleted: FileEntry[] = [];
+  const created: SandboxFile[] = [];
   for (const [relative, absolute] of after) {
-    const newContent = await readBytes(absolute);
-    const original = before.get(relative);
-    if (original === undefined) {
-      created.push({ path: relative, content: newContent, hash: sha256(newContent) });
+    const content = await readBytes(absolute);
+    const hash = sha256(content);
+    const beforeHash = baseline.get(relative);
+    if (beforeHash === undefined) {
+      created.push({ path: relative, content, hash });
       continue;
     }
-    const oldContent = await readBytes(original);
-    if (bytesEqual(oldContent, newContent)) continue;
+    if (beforeHash === hash) continue;
     changes.push({
       project,
       operation: 'MODIFY',
       path: relative,
       fromPath: null,
-      beforeHash: sha256(oldContent),
-      afterHash: sha256(newContent),
-      beforeContent: oldContent,
-      afterContent: newContent,
+      beforeHash,
+      afterHash: hash,
+      beforeContent: await projectContent(root, relative, beforeHash),
+      afterContent: content,
     });
   }
-  for (const [relative, absolute] of before) {
-    if (after.has(relative)) continue;
-    const content = await readBytes(absolute);
-    deleted.push({ path: relative, content, hash: sha256(content) });
+  const deleted: BaselineFile[] = [];
+  for (const [relative, hash] of baseline) {
+    if (!after.has(relative)) deleted.push({ path: relative, hash });
   }
-  changes.push(...pairMoves(project, deleted, created));
-  for (const change of changes) {
-    for (const p of [change.path, change.fromPath]) {
-      const problem = p === null ? undefined : checkRelativePath(p);
-      if (problem !== undefined) throw new Error(`Cannot record a change in ${project}: ${problem}`);
-    }
-  }
-  return sortChanges(changes);
-}
-
-/**
- * Candidates are taken in path order on both sides and each is used once, so the same sandbox always yields the
- * same changeset (a retried Execute must not produce a different one).
- */
-function pairMoves(project: string, deleted: FileEntry[], created: FileEntry[]): FileChange[] {
-  const createdByHash = new Map<string, FileEntry[]>();
-  for (const entry of [...created].sort(byPath)) {
-    const bucket = createdByHash.get(entry.hash);
-    if (bucket === undefined) createdByHash.set(entry.hash, [entry]);
-    else bucket.push(entry);
-  }
-  const changes: FileChange[] = [];
-  for (const source of [...deleted].sort(byPath)) {
-    const bucket = createdByHash.get(source.hash) ?? [];
-    const index = bucket.findIndex((candidate) => bytesEqual(candidate.content, source.content));
-    const target = index === -1 ? undefined : bucket.splice(index, 1)[0];
-    if (target === undefined) {
-      changes.push({
-        project,
-        operation: 'DELETE',
-        path: source.path,
-        fromPath: null,
-        beforeHash: source.hash,
-        afterHash: null,
-        beforeContent: source.content,
-        afterContent: null,
-      });
-      continue;
-    }
+  const pairing = pairMoves(deleted, created);
+  for (const { source, target } of pairing.moved) {
     changes.push({
       project,
       operation: 'MOVE',
@@ -156,21 +202,67 @@ function pairMoves(project: string, deleted: FileEntry[], created: FileEntry[]):
       afterContent: null,
     });
   }
-  for (const bucket of createdByHash.values()) {
-    for (const entry of bucket) {
-      changes.push({
-        project,
-        operation: 'CREATE',
-        path: entry.path,
-        fromPath: null,
-        beforeHash: null,
-        afterHash: entry.hash,
-        beforeContent: null,
-        afterContent: entry.content,
-      });
+  for (const entry of pairing.deleted) {
+    changes.push({
+      project,
+      operation: 'DELETE',
+      path: entry.path,
+      fromPath: null,
+      beforeHash: entry.hash,
+      afterHash: null,
+      beforeContent: await projectContent(root, entry.path, entry.hash),
+      afterContent: null,
+    });
+  }
+  for (const entry of pairing.created) {
+    changes.push({
+      project,
+      operation: 'CREATE',
+      path: entry.path,
+      fromPath: null,
+      beforeHash: null,
+      afterHash: entry.hash,
+      beforeContent: null,
+      afterContent: entry.content,
+    });
+  }
+  for (const change of changes) {
+    for (const p of [change.path, change.fromPath]) {
+      const problem = p === null ? undefined : checkRelativePath(p);
+      if (problem !== undefined) throw new Error(`Cannot record a change in ${project}: ${problem}`);
     }
   }
-  return changes;
+  return sortChanges(changes);
+}
+
+interface Pairing {
+  moved: Array<{ source: BaselineFile; target: SandboxFile }>;
+  /** Deleted files no created file matched. */
+  deleted: BaselineFile[];
+  /** Created files left after pairing. */
+  created: SandboxFile[];
+}
+
+/**
+ * Pairs each deleted file with a created one whose hash equals its baseline hash (the deleted side's bytes are not
+ * kept). Candidates are taken in path order on both sides and each is used once, so the same sandbox always yields
+ * the same changeset (a retried Execute must not produce a different one).
+ */
+function pairMoves(deleted: readonly BaselineFile[], created: readonly SandboxFile[]): Pairing {
+  const createdByHash = new Map<string, SandboxFile[]>();
+  for (const entry of [...created].sort(byPath)) {
+    const bucket = createdByHash.get(entry.hash);
+    if (bucket === undefined) createdByHash.set(entry.hash, [entry]);
+    else bucket.push(entry);
+  }
+  const pairing: Pairing = { moved: [], deleted: [], created: [] };
+  for (const source of [...deleted].sort(byPath)) {
+    const target = createdByHash.get(source.hash)?.shift();
+    if (target === undefined) pairing.deleted.push(source);
+    else pairing.moved.push({ source, target });
+  }
+  for (const bucket of createdByHash.values()) pairing.created.push(...bucket);
+  return pairing;
 }
 
 /** Regular files under `dir`, keyed by their POSIX path relative to it. */
@@ -190,16 +282,36 @@ async function listFiles(dir: string): Promise<Map<string, string>> {
 }
 
 /** A plain Uint8Array, not a Buffer: the changeset type promises no more, and Buffer serialises differently. */
-async function readBytes(file: string): Promise<Uint8Array> {
-  const buffer = await fs.readFile(file);
+function plainBytes(buffer: Buffer): Uint8Array {
   return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
 }
 
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
+async function readBytes(file: string): Promise<Uint8Array> {
+  return plainBytes(await fs.readFile(file));
 }
 
-function byPath(a: FileEntry, b: FileEntry): number {
+/**
+ * The bytes of the project file at `relative` if they still hash to `expected` (the baseline), else null: the
+ * file is gone, no longer a regular file, unreadable, or holds something other than what Execute copied.
+ */
+async function projectContent(root: string, relative: string, expected: string): Promise<Uint8Array | null> {
+  let handle: FileHandle;
+  try {
+    handle = await fs.open(path.join(root, ...relative.split('/')), READ_NO_FOLLOW);
+  } catch (error) {
+    if (UNREADABLE.has((error as NodeJS.ErrnoException).code ?? '')) return null;
+    throw error;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return null;
+    const content = plainBytes(await handle.readFile());
+    return sha256(content) === expected ? content : null;
+  } finally {
+    await handle.close();
+  }
+}
+
+function byPath(a: { path: string }, b: { path: string }): number {
   return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
 }
 

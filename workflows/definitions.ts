@@ -25,6 +25,11 @@ export interface AdvancePlanRequest {
   reason?: string;
   /** The phase the caller believes the plan is in; a mismatch is refused rather than skipping a gate. */
   expectedPhase?: Phase;
+  /**
+   * Into APPLY: the changeset the sender showed and had confirmed, or null when it showed none (refused when there
+   * is one to write). Left out, no claim is made (`--yes`, API callers). See checkReviewedChangeset.
+   */
+  reviewedChangesetId?: string | null;
 }
 
 export interface RetryPhaseRequest {

@@ -23,7 +23,14 @@ import type { Strategy } from '../actors/types';
 import type { DecisionDraft } from '../domain/decision';
 import { invariantEnforcedDrafts, promptDefinitionDraft, userInterventionDraft } from '../domain/decision';
 import type { Phase, ProcessingState, WorkPhase } from '../domain/lifecycle';
-import { canAdvance, canRetry, canTransition, isFinished, requiresApproval } from '../domain/lifecycle';
+import {
+  canAdvance,
+  canRetry,
+  canTransition,
+  checkReviewedChangeset,
+  isFinished,
+  requiresApproval,
+} from '../domain/lifecycle';
 import type { PlanError, PlanSnapshot } from '../domain/plan';
 import { initialSnapshot, withInputDefaults } from '../domain/plan';
 import {
@@ -73,7 +80,8 @@ const { runPhase } = proxyActivities<PlanActivities>({
  * as results (so their decisions are recorded); what is thrown is infrastructure, retried a few times.
  */
 const { strategize, execute, apply, checkInvariants } = proxyActivities<PlanActivities>({
-  startToCloseTimeout: '30 minutes',
+  // Generous: a step may run for an hour and be retried (auto-debug); the heartbeat, not this, finds dead workers.
+  startToCloseTimeout: '6 hours',
   heartbeatTimeout: '1 minute',
   retry: {
     initialInterval: '1 second',
@@ -151,6 +159,8 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
         const verdict =
           approval === null ? canAdvance(plan, request.expectedPhase) : pendingAdvance(plan.phase);
         if (!verdict.ok) throw new Error(verdict.reason);
+        const reviewed = checkReviewedChangeset(plan, request.reviewedChangesetId);
+        if (!reviewed.ok) throw new Error(reviewed.reason);
       },
     },
   );

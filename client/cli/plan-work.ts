@@ -78,7 +78,17 @@ export function registerPlanWorkCommands(plan: Command, ctx: CliContext): void {
     .addOption(formatOption())
     .action(async (id: string, opts) => {
       const planId = parsePlanId(id);
-      const removed = await ctx.withStores(({ changesets }) => changesets.clearContextFiles(planId));
+      const removed = await ctx.withStores(async ({ plans, changesets }) => {
+        const record = await plans.getPlan(planId);
+        if (record === null) throw new PlanClientError('notFound', `no plan with id ${id}`);
+        if (isFinished(record)) {
+          throw new PlanClientError(
+            'refused',
+            `plan ${planId} has finished (${record.phase}, ${record.state}); its context can no longer change`,
+          );
+        }
+        return changesets.clearContextFiles(planId);
+      });
       ctx.show({ plan_id: planId, removed }, opts.format as OutputFormat);
     });
 
@@ -141,13 +151,17 @@ export async function collectContextFiles(paths: string[], recursive: boolean): 
   const addFile = async (file: string): Promise<void> => {
     const real = await realpath(file);
     if (found.has(real)) return;
-    const content = await readFile(real);
-    if (content.length > MAX_CONTEXT_FILE_BYTES) {
+    // The size is checked before reading, so a huge file is refused without being loaded.
+    const { size } = await lstat(real);
+    if (size > MAX_CONTEXT_FILE_BYTES) {
       throw new PlanClientError(
         'usage',
-        `${file} is ${content.length} bytes; context files are limited to ${MAX_CONTEXT_FILE_BYTES} bytes`,
+        `${file} is ${size} bytes; context files are limited to ${MAX_CONTEXT_FILE_BYTES} bytes`,
       );
     }
+    const content = await readFile(real).catch((err: NodeJS.ErrnoException) => {
+      throw new PlanClientError('usage', `${file}: cannot be read (${err.code ?? err.message})`);
+    });
     found.set(real, {
       path: real,
       sha256: sha256(content),

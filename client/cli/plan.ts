@@ -4,13 +4,13 @@ import { asCliDict, planListRow, PLAN_LIST_COLUMNS } from '../../domain/cli-view
 import { AUTOMATION_CHOICES, PHASES, PROCESSING_STATES } from '../../domain/lifecycle';
 import type { AutomationLevel, Phase, ProcessingState } from '../../domain/lifecycle';
 import { parseArgumentPairs } from '../../domain/plan';
+import type { PlanSnapshot } from '../../domain/plan';
 import { isUlid } from '../../domain/ids';
 import { asPlanInvariant, effectiveInvariants } from '../../domain/invariant';
 import { explainDict, richTreeLines, treeRows, TREE_COLUMNS } from '../../domain/tree-view';
 import { parsePlanId } from '../plans';
-import type { PlanView } from '../plans';
 import { diffStat, renderUnifiedDiff } from '../render/diff';
-import { loadChangeset, registerPlanWorkCommands } from './plan-work';
+import { registerPlanWorkCommands } from './plan-work';
 import type { OutputFormat } from '../render/format';
 import { PlanClientError } from '../errors';
 import type { CliContext } from './context';
@@ -139,11 +139,14 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
     .addOption(formatOption())
     .action(async (id: string, opts) => {
       const snapshot = await ctx.withPlans(async (client) => {
-        if (!(opts.yes as boolean)) await confirmApply(ctx, await client.get(id));
+        const reviewed = (opts.yes as boolean)
+          ? undefined
+          : await confirmApply(ctx, await client.snapshot(id, 'advance'));
         return client.advance(id, {
           by: opts.by as string,
           ...(opts.reason === undefined ? {} : { reason: opts.reason as string }),
           ...(opts.expect === undefined ? {} : { expectedPhase: opts.expect as Phase }),
+          ...(reviewed === undefined ? {} : { reviewedChangesetId: reviewed }),
         });
       });
       ctx.show(asCliDict(snapshot), opts.format);
@@ -280,13 +283,20 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
 
 /**
  * Before a plan enters Apply, the person approving it sees exactly what will be written (seed 001's confirmation)
- * and says yes. The preview goes to stderr so `--format json` output on stdout stays parseable.
+ * and says yes. The preview goes to stderr so `--format json` output on stdout stays parseable. Returns the id of
+ * the changeset that was confirmed, or null when none was shown; the workflow refuses an advance into APPLY that
+ * confirmed another changeset or none (checkReviewedChangeset), so a plan that reached its gate just after this
+ * looked cannot be applied unseen.
  */
-async function confirmApply(ctx: CliContext, view: PlanView): Promise<void> {
-  if (!(view.awaitingApproval && view.phase === 'EXECUTE')) return;
-  const changeset = await ctx.withStores(({ plans, changesets }) =>
-    loadChangeset(view.planId, plans.getPlan.bind(plans), changesets.get.bind(changesets)),
-  );
+async function confirmApply(ctx: CliContext, view: PlanSnapshot): Promise<string | null> {
+  if (!(view.awaitingApproval && view.phase === 'EXECUTE') || view.changesetId === null) return null;
+  const changesetId = view.changesetId;
+  const changeset = await ctx.withStores(async ({ changesets }) => {
+    const found = await changesets.get(changesetId);
+    if (found === null)
+      throw new PlanClientError('notFound', `changeset ${changesetId} of plan ${view.planId} is missing`);
+    return found;
+  });
   const targets = changeset.projects
     .filter((p) => !p.readOnly)
     .map((p) => `${p.name} (${p.root})`)
@@ -294,7 +304,7 @@ async function confirmApply(ctx: CliContext, view: PlanView): Promise<void> {
   ctx.io.stderr(
     `${renderUnifiedDiff(changeset.changes, { color: ctx.color })}${diffStat(changeset.changes)}\n`,
   );
-  if (changeset.changes.length === 0) return;
+  if (changeset.changes.length === 0) return changesetId;
   if (ctx.io.confirm === undefined) {
     throw new PlanClientError(
       'usage',
@@ -306,6 +316,7 @@ async function confirmApply(ctx: CliContext, view: PlanView): Promise<void> {
   if (!yes) {
     throw new PlanClientError('refused', `not applied: the plan still waits for approval to enter APPLY`);
   }
+  return changesetId;
 }
 
 function parseDecisionId(input: string): string {

@@ -27,6 +27,8 @@ interface ChangeDiff {
 /**
  * A git-style patch of the changes in the given order. Paths carry the project name (`a/local/demo/README.md`)
  * so a changeset spanning several projects reads unambiguously. Every line, the last included, ends with `\n`.
+ * Control characters in content and paths are shown escaped (see `escapeControls`), never sent to the terminal:
+ * the only escape sequences in the output are our own colours.
  */
 export function renderUnifiedDiff(changes: readonly FileChange[], options: RenderOptions): string {
   const colors = pc.createColors(options.color);
@@ -41,16 +43,19 @@ export function renderUnifiedDiff(changes: readonly FileChange[], options: Rende
   return changes
     .map((change) =>
       diffChange(change)
-        .lines.map((line) => `${paint[line.kind](line.text)}\n`)
+        .lines.map((line) => `${paint[line.kind](escapeControls(line.text))}\n`)
         .join(''),
     )
     .join('');
 }
 
-/** One line per change (`A`, `M`, `D`, `R old -> new`) and the totals: the summary shown before Apply. */
+/**
+ * One line per change (`A`, `M`, `D`, `R old -> new`) and the totals: the summary shown before Apply. Paths are
+ * quoted and escaped as in the diff headers.
+ */
 export function diffStat(changes: readonly FileChange[]): string {
   const lines = changes.map((change) => {
-    const target = projectPath(change, change.path);
+    const target = quote(projectPath(change, change.path));
     switch (change.operation) {
       case 'CREATE':
         return `A ${target}`;
@@ -59,15 +64,18 @@ export function diffStat(changes: readonly FileChange[]): string {
       case 'DELETE':
         return `D ${target}`;
       case 'MOVE':
-        return `R ${projectPath(change, change.fromPath ?? change.path)} -> ${target}`;
+        return `R ${quote(projectPath(change, change.fromPath ?? change.path))} -> ${target}`;
     }
   });
-  return [...lines, describeCounts(countChanges(changes))].join('\n');
+  return [...lines.map(escapeControls), describeCounts(countChanges(changes))].join('\n');
 }
 
 /**
  * The changeset for `--format json`: snake_case like the other JSON documents, and text diffs instead of the raw
- * bytes, which JSON cannot carry faithfully and a reader could not use.
+ * bytes, which JSON cannot carry faithfully and a reader could not use. Each `diff` is exactly the uncoloured
+ * `renderUnifiedDiff` text, control characters escaped included: it is meant to be read (`jq -r` prints it
+ * straight to a terminal, and JSON itself leaves DEL and C1 characters raw), and the hashes, not the diff, pin
+ * the exact bytes. The other fields (`path`, `from_path`, ...) are data and stay unescaped.
  */
 export function changesetJson(changeset: Changeset): Record<string, unknown> {
   return {
@@ -91,7 +99,7 @@ export function changesetJson(changeset: Changeset): Record<string, unknown> {
         from_path: change.fromPath,
         before_hash: change.beforeHash,
         after_hash: change.afterHash,
-        diff: diff.binary ? null : diff.lines.map((line) => `${line.text}\n`).join(''),
+        diff: diff.binary ? null : diff.lines.map((line) => `${escapeControls(line.text)}\n`).join(''),
       };
     }),
   };
@@ -166,8 +174,35 @@ function decode(content: Uint8Array): string {
   return Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString('utf8');
 }
 
-/** A name with a quote, backslash or control character (a newline would split the header) is quoted, as git does. */
+/**
+ * A name with a quote, backslash or control character (a newline would split the header) is quoted, as git does.
+ * JSON quoting escapes C0 controls; DEL and C1 are left to `escapeControls`, which every rendered line goes through.
+ */
 function quote(name: string): string {
   // eslint-disable-next-line no-control-regex
-  return /["\\\x00-\x1f\x7f]/.test(name) ? JSON.stringify(name) : name;
+  return /["\\\x00-\x1f\x7f-\x9f]/.test(name) ? JSON.stringify(name) : name;
+}
+
+/**
+ * Every control character but the tab: C0 (a rendered line has no newline of its own yet), DEL and C1 (0x9b is a
+ * one-byte CSI for some terminals).
+ */
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g;
+
+/**
+ * Makes control characters visible (`\r`, `\n`, `\x1b`, `\x7f`, `\u009b`) so that text an actor wrote cannot
+ * move the cursor, erase or recolour lines of a diff a person is asked to confirm. Applied to the plain text of a
+ * line, before colouring, so our own colour codes survive. A literal backslash is left alone: `\x1b` typed as text
+ * looks the same as an escaped ESC, which can mislead but cannot hide anything. A CRLF file shows `\r` at the end of
+ * each line, which is also what it holds.
+ */
+function escapeControls(text: string): string {
+  return text.replace(CONTROL_CHARACTERS, (character) => {
+    const code = character.charCodeAt(0);
+    if (character === '\r') return '\\r';
+    if (character === '\n') return '\\n';
+    const hex = code.toString(16).padStart(2, '0');
+    return code >= 0x80 ? `\\u00${hex}` : `\\x${hex}`;
+  });
 }

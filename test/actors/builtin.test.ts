@@ -283,6 +283,111 @@ describe('built-in execution: templates', () => {
     expect(error.step).toBe(0);
     expect(ofType(drafts, 'error_recovery')).toHaveLength(1);
   });
+
+  it('refuses a placeholder inside quotes in a command, naming it, and runs nothing', async () => {
+    const msg = '$(touch pwned)';
+    const doubled = await execute(steps({ run: 'echo "{{msg}}"' }), { args: { msg } });
+    expect(failure(doubled.outcome).message).toBe(
+      'Step 1 (run echo "{{msg}}") failed: the command: {{msg}} is inside quotes in the command; write it bare (it is quoted for you) ' +
+        'or use $CLEVERAGENTS_ARG_MSG',
+    );
+    const single = await execute(steps({ run: "echo 'say: {{ msg }}'" }), { args: { msg } });
+    expect(failure(single.outcome).message).toMatch(/failed: the command: \{\{ msg \}\} is inside quotes/);
+    const validation = await runValidation('test "{{plan.id}}" = x', {
+      plan: plan(),
+      workspaces: workspaces(),
+      signal: new AbortController().signal,
+      progress: () => undefined,
+    });
+    expect(validation).toMatchObject({ passed: false, exitCode: null });
+    expect(validation.output).toMatch(/\{\{plan\.id\}\} is inside quotes .* or use \$CLEVERAGENTS_PLAN_ID$/);
+    expect(await exists(path.join(sandbox, 'pwned'))).toBe(false);
+  });
+
+  it('refuses a placeholder where its quoting would not hold: backquotes, comments, here-documents, \\ and $', async () => {
+    const cases: [string, RegExp][] = [
+      ['echo `echo {{msg}}`', /is inside `\.\.\.` in the command/],
+      ['echo ok # {{msg}}', /is inside a comment/],
+      ['cat <<EOF\nhello {{msg}}\nEOF', /is inside a here-document/],
+      ["cat <<-'END' > out.txt\n\t{{msg}}\n\tEND", /is inside a here-document/],
+      ['cat <<{{msg}}\nx\n', /is inside a here-document/],
+      ['echo \\{{msg}}', /follows a backslash/],
+      ['echo ${{msg}}', /follows a `\$`/],
+    ];
+    for (const [run, message] of cases) {
+      const { outcome } = await execute(steps({ run }), { args: { msg: 'x\ntouch pwned' } });
+      expect(failure(outcome).message).toMatch(message);
+    }
+    expect(await exists(path.join(sandbox, 'pwned'))).toBe(false);
+  });
+
+  it('passes a bare placeholder as one literal word, wherever the shell parses its quotes', async () => {
+    const msg = '$(id); rm -rf x "`id`" \'\n# done';
+    const { outcome } = await execute(
+      steps({
+        run:
+          'echo {{msg}} > bare.txt; printf %s --opt={{msg}} > joined.txt; printf %s \'a "b" #\'{{msg}} > after.txt\n' +
+          'cat <<EOF > {{file}}\n$CLEVERAGENTS_ARG_MSG\nEOF\necho done # a comment, {{ not a placeholder',
+      }),
+      { args: { msg, file: 'doc.txt' } },
+    );
+    expect(outcome.ok).toBe(true);
+    expect(await fs.readFile(path.join(sandbox, 'bare.txt'), 'utf8')).toBe(`${msg}\n`);
+    expect(await fs.readFile(path.join(sandbox, 'joined.txt'), 'utf8')).toBe(`--opt=${msg}`);
+    expect(await fs.readFile(path.join(sandbox, 'after.txt'), 'utf8')).toBe(`a "b" #${msg}`);
+    expect(await fs.readFile(path.join(sandbox, 'doc.txt'), 'utf8')).toBe(`${msg}\n`);
+  });
+});
+
+describe('built-in execution: command environment', () => {
+  const secrets = { DATABASE_URL: 'postgres://user:hunter2@db/x', CLEVERAGENTS_MODEL_API_KEY: 'sk-secret' };
+  const saved: Record<string, string | undefined> = {};
+  beforeEach(() => {
+    for (const [name, value] of Object.entries(secrets)) {
+      saved[name] = process.env[name];
+      process.env[name] = value;
+    }
+  });
+  afterEach(() => {
+    for (const name of Object.keys(secrets)) {
+      if (saved[name] === undefined) delete process.env[name];
+      else process.env[name] = saved[name];
+    }
+  });
+
+  it('gives run steps and validation commands PATH, the plan id and the arguments, never the worker secrets', async () => {
+    const { outcome } = await execute(steps({ run: 'env > env.txt' }), {
+      args: { msg: 'hello', 'my-file.name': 'x y' },
+      validation: 'env',
+    });
+    expect(outcome.ok).toBe(true);
+    const validationOutput = outcome.ok ? (outcome.validation?.output ?? '') : '';
+    for (const listing of [await fs.readFile(path.join(sandbox, 'env.txt'), 'utf8'), validationOutput]) {
+      const names = listing
+        .split('\n')
+        .filter((line) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(line))
+        .map((line) => line.slice(0, line.indexOf('=')));
+      expect(listing).not.toMatch(/DATABASE_URL|CLEVERAGENTS_MODEL_API_KEY|hunter2|sk-secret/);
+      expect(listing).toContain(`PATH=${process.env['PATH']}\n`);
+      expect(listing).toContain('CLEVERAGENTS_ARG_MSG=hello\n');
+      expect(listing).toContain('CLEVERAGENTS_ARG_MY_FILE_NAME=x y\n');
+      expect(listing).toContain(`CLEVERAGENTS_PLAN_ID=${PLAN_ID}\n`);
+      const allowed = [
+        'PATH',
+        'HOME',
+        'LANG',
+        'LC_ALL',
+        'TMPDIR',
+        'TERM',
+        'CI',
+        'PWD',
+        'OLDPWD',
+        'SHLVL',
+        '_',
+      ];
+      expect(names.filter((n) => !allowed.includes(n) && !n.startsWith('CLEVERAGENTS_'))).toEqual([]);
+    }
+  });
 });
 
 describe('built-in execution: refusals', () => {
@@ -331,6 +436,71 @@ describe('built-in execution: refusals', () => {
     const deleted = await execute(steps({ delete: 'link' }));
     expect(deleted.outcome.ok).toBe(true);
     expect(await fs.readFile(path.join(outside, 'keep.txt'), 'utf8')).toBe('keep');
+  });
+
+  it('refuses replace and delete through a literal path whose directory is a link leading outside', async () => {
+    const outside = path.join(base, 'outside');
+    await write(outside, 'file.txt', 'secret\n');
+    await fs.symlink(outside, path.join(sandbox, 'linkdir'));
+
+    for (const requireMatch of [true, false]) {
+      const { outcome } = await execute(
+        steps({
+          replace: 'linkdir/file.txt',
+          pattern: 'secret',
+          with: 'leaked',
+          require_match: requireMatch,
+        }),
+      );
+      expect(failure(outcome).message).toBe(
+        'Step 1 (replace /secret/ in linkdir/file.txt) failed: ' +
+          'replace in linkdir/file.txt: "linkdir" is a symbolic link leading outside the sandbox (or nowhere)',
+      );
+    }
+    const env = {
+      plan: plan(),
+      workspaces: workspaces(),
+      signal: new AbortController().signal,
+      progress: () => {},
+    };
+    await expect(
+      runStep(stepFromFile({ replace: 'linkdir/file.txt', pattern: 'secret', with: 'leaked' }), env),
+    ).rejects.toThrow(StepError);
+
+    const deleted = await execute(steps({ delete: 'linkdir/file.txt' }));
+    expect(failure(deleted.outcome).message).toMatch(
+      /"linkdir" is a symbolic link leading outside the sandbox/,
+    );
+
+    // Globs never descend into the linked directory, whether it is their base or met on the walk.
+    const globbed = await execute(
+      steps(
+        { replace: 'linkdir/*.txt', pattern: 'secret', with: 'leaked', require_match: false },
+        { replace: '**/*.txt', pattern: 'secret', with: 'leaked', require_match: false },
+        { delete: '**/file.txt', require_match: false },
+      ),
+    );
+    expect(globbed.outcome.ok).toBe(true);
+    expect(await snapshot(outside)).toEqual({ 'file.txt': 'secret\n' });
+  });
+
+  it('never rewrites through a link staying inside the sandbox, directory or file', async () => {
+    await fs.symlink('src', path.join(sandbox, 'inlink'));
+    await fs.symlink('src/a.ts', path.join(sandbox, 'alias.ts'));
+    const viaDir = await execute(steps({ replace: 'inlink/a.ts', pattern: 'Copyright', with: 'Copyleft' }));
+    expect(failure(viaDir.outcome).message).toBe(
+      'Step 1 (replace /Copyright/ in inlink/a.ts) failed: ' +
+        'replace in inlink/a.ts: "inlink" is a symbolic link; replace never reads or rewrites through a link',
+    );
+    const viaFile = await execute(steps({ replace: 'alias.ts', pattern: 'Copyright', with: 'Copyleft' }));
+    expect(failure(viaFile.outcome).message).toMatch(/"alias\.ts" is a symbolic link; replace never/);
+    const globbed = await execute(
+      steps({ replace: '*.ts', pattern: 'Copyright', with: 'Copyleft', require_match: false }),
+    );
+    expect(globbed.outcome.ok).toBe(true);
+    expect(await fs.readFile(path.join(sandbox, 'src/a.ts'), 'utf8')).toBe(
+      '// Copyright 2020\nexport const a = 1;\n',
+    );
   });
 
   it('refuses a step targeting a read-only or unknown project', async () => {

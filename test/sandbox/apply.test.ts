@@ -337,6 +337,98 @@ describe('applyChangeset: refusals write nothing', () => {
   });
 });
 
+describe('applyChangeset: overlapping project roots', () => {
+  const DOCS = 'local/docs';
+  let docs: string;
+
+  beforeEach(() => {
+    docs = path.join(root, 'docs');
+  });
+
+  /** The writable project and a read-only link whose root is given (by default `docs` inside the project). */
+  function withReadOnly(changes: FileChange[], readOnlyRoot: string = docs): Changeset {
+    return changeset(changes, [
+      project(),
+      project({ name: DOCS, root: readOnlyRoot, readOnly: true, sandbox: null }),
+    ]);
+  }
+
+  const intrusion = (operation: string, relative: string): RegExp =>
+    new RegExp(
+      `^local/demo: ${operation} .*: "${relative}" of project "local/demo" lies inside read-only project ` +
+        `link "local/docs" \\(the project roots overlap\\); Apply never writes to it$`,
+    );
+
+  it('refuses a change whose path leads into a read-only project nested in the writable one', async () => {
+    await put('docs/readme.md', 'read-only docs\n');
+    const cs = withReadOnly([
+      await modify('docs/readme.md', 'overwritten\n'),
+      create('docs/new/page.md', 'planted\n'),
+    ]);
+    const problems = await expectRefused(cs);
+    expect(problems).toHaveLength(2);
+    expect(problems).toContainEqual(expect.stringMatching(intrusion('MODIFY', 'docs/readme\\.md')));
+    expect(problems).toContainEqual(expect.stringMatching(intrusion('CREATE', 'docs/new/page\\.md')));
+  });
+
+  it('refuses a MOVE out of a read-only project (its source is removed) and one into it', async () => {
+    await put('docs/readme.md', 'read-only docs\n');
+    await put('notes.md', 'notes\n');
+    const cs = withReadOnly([
+      await move('docs/readme.md', 'readme.md'),
+      await move('notes.md', 'docs/notes.md'),
+    ]);
+    const problems = await expectRefused(cs);
+    expect(problems).toHaveLength(2);
+    expect(problems).toContainEqual(
+      expect.stringMatching(intrusion('MOVE "docs/readme\\.md"', 'docs/readme\\.md')),
+    );
+    expect(problems).toContainEqual(expect.stringMatching(intrusion('MOVE "notes\\.md"', 'docs/notes\\.md')));
+  });
+
+  it('refuses a write that reaches the read-only project through a directory link inside the root', async () => {
+    await put('docs/readme.md', 'read-only docs\n');
+    await symlink(docs, path.join(root, 'alias'));
+    const cs = withReadOnly([await modify('alias/readme.md', 'overwritten\n')]);
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([expect.stringMatching(intrusion('MODIFY', 'alias/readme\\.md'))]);
+  });
+
+  it.each<[string, () => string]>([
+    ['is the writable root itself', () => root],
+    ['contains the writable root', () => area],
+    ['is reached through a link', () => path.join(area, 'docs-link')],
+  ])('refuses every write when the read-only root %s', async (_how, readOnlyRoot) => {
+    await symlink(root, path.join(area, 'docs-link'));
+    await put('a.txt', 'old\n');
+    const cs = withReadOnly([await modify('a.txt', 'new\n'), create('b/c.txt', 'new\n')], readOnlyRoot());
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([
+      expect.stringMatching(intrusion('MODIFY', 'a\\.txt')),
+      expect.stringMatching(intrusion('CREATE', 'b/c\\.txt')),
+    ]);
+  });
+
+  it('refuses a write where a read-only root that does not exist yet would be', async () => {
+    const cs = withReadOnly([create('docs/readme.md', 'planted\n')]);
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([expect.stringMatching(intrusion('CREATE', 'docs/readme\\.md'))]);
+  });
+
+  it('still writes beside a nested read-only project', async () => {
+    await put('docs/readme.md', 'read-only docs\n');
+    const docsBefore = await snapshot(docs);
+    const cs = withReadOnly([create('docs2/readme.md', 'beside\n'), create('README.md', 'top\n')]);
+    expect(await validateChangeset(cs)).toEqual([]);
+
+    const result = await applyChangeset(cs, { at: AT });
+
+    expect(result.created).toBe(2);
+    expect((await current('docs2/readme.md')).toString()).toBe('beside\n');
+    expect(await snapshot(docs)).toEqual(docsBefore);
+  });
+});
+
 describe('applyChangeset: success', () => {
   /** One change of each kind, with the expected tree after Apply. */
   async function scenario(): Promise<{ cs: Changeset; expected: Record<string, unknown> }> {

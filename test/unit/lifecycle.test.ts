@@ -10,6 +10,7 @@ import {
   parseAutomationLevel,
   requiresApproval,
 } from '../../domain/lifecycle';
+import { checkReviewedChangeset } from '../../domain/lifecycle';
 import type { Phase } from '../../domain/lifecycle';
 
 describe('canTransition', () => {
@@ -140,5 +141,33 @@ describe('parseAutomationLevel', () => {
   it('rejects anything else', () => {
     expect(parseAutomationLevel('sometimes')).toBeUndefined();
     expect(parseAutomationLevel('')).toBeUndefined();
+  });
+});
+
+describe('checkReviewedChangeset', () => {
+  const atGate = { phase: 'EXECUTE' as const, changesetId: '01KB0F5ZQ3S5G9X2N6W8Y4T7RA' };
+
+  it('lets an advance into APPLY through when it names the current changeset or makes no claim', () => {
+    expect(checkReviewedChangeset(atGate, atGate.changesetId)).toEqual({ ok: true });
+    expect(checkReviewedChangeset(atGate, undefined)).toEqual({ ok: true });
+  });
+
+  it('refuses one that reviewed nothing or another changeset', () => {
+    expect(checkReviewedChangeset(atGate, null)).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/writes changeset 01KB0F5ZQ3S5G9X2N6W8Y4T7RA, which was not shown/),
+    });
+    expect(checkReviewedChangeset(atGate, '01KB0F5ZQ3S5G9X2N6W8Y4T7RB')).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/changed since it was reviewed \(reviewed 01KB0F5ZQ3S5G9X2N6W8Y4T7RB/),
+    });
+  });
+
+  it('ignores the claim where no changeset is written', () => {
+    expect(checkReviewedChangeset({ phase: 'STRATEGIZE', changesetId: null }, null)).toEqual({ ok: true });
+    expect(checkReviewedChangeset({ phase: 'APPLY', changesetId: atGate.changesetId }, null)).toEqual({
+      ok: true,
+    });
+    expect(checkReviewedChangeset({ phase: 'EXECUTE', changesetId: null }, null)).toEqual({ ok: true });
   });
 });

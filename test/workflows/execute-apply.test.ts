@@ -156,6 +156,13 @@ describe('MANUAL: diff after Execute, confirmation, Apply', () => {
       expect(declined.stderr).toContain('+// SPDX-License-Identifier: MIT');
       expect(snapshot(demo)).toEqual(before);
       expect(await h.client.get(planId)).toMatchObject({ phase: 'EXECUTE', awaitingApproval: true });
+      // The workflow itself refuses an advance that confirmed no changeset, or another one.
+      await expect(h.client.advance(planId, { by: 'tester', reviewedChangesetId: null })).rejects.toThrow(
+        /which was not shown for confirmation/,
+      );
+      await expect(
+        h.client.advance(planId, { by: 'tester', reviewedChangesetId: '01KB0F5ZQ3S5G9X2N6W8Y4T7RA' }),
+      ).rejects.toThrow(/the changeset changed since it was reviewed/);
 
       const accepted = await h.cliAnswering(true, 'plan', 'advance', planId, '--format', 'json');
       expect(accepted.code).toBe(0);
