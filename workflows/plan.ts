@@ -128,6 +128,8 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
   let strategy: Strategy | null = null;
   let validationLine: string | null = null;
 
+  /** The state of the last record written; plan.state may run ahead of it while a person's command is awaited. */
+  let recordedState: ProcessingState = plan.state;
   let approval: AdvancePlanRequest | null = null;
   let retry: RetryPhaseRequest | null = null;
   /** Where the next phase's decisions hang: the last decision of the phase before. */
@@ -149,7 +151,9 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
     async (request) => {
       const from = plan.phase;
       approval = request;
-      await condition(() => plan.phase !== from || plan.state === 'CANCELLED');
+      // An invariant checked after the approval may stop the transition: the update then returns the ERRORED plan,
+      // once that is recorded (the state opens to a retry a moment before its record is written).
+      await condition(() => plan.phase !== from || plan.state === 'CANCELLED' || recordedState === 'ERRORED');
       return snapshot();
     },
     {
@@ -261,6 +265,7 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
       decisions: drafts.map((draft, i) => ({ seq: first + i, draft })),
     };
     const { decisionIds } = await recordPlanState(input);
+    recordedState = next.state;
     Object.assign(plan, next, { decisionCount: decisionSeq });
     publish();
     return decisionIds;
@@ -315,7 +320,9 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
       // Open to a retry before the record is written, like a failed phase.
       plan.state = 'ERRORED';
       plan.error = error;
-      await change(event, { state: 'ERRORED', error }, { message: error.message });
+      // An approved gate closes: the approval stands, and a retry that passes takes the transition without another.
+      plan.awaitingApproval = false;
+      await change(event, { state: 'ERRORED', error, awaitingApproval: false }, { message: error.message });
       await condition(() => retry !== null);
       const request = pending(retry);
       await change(
@@ -528,6 +535,8 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
     );
     await condition(() => approval !== null);
     const request = pending(approval);
+    // Checked again once approved: a PLAN invariant added while the gate was open must still stop the transition.
+    if (useActors) await enforceInvariants(to, null);
     await change(
       'PHASE_ADVANCED',
       { phase: to, state: to === 'APPLIED' ? 'COMPLETE' : 'QUEUED', awaitingApproval: false },

@@ -150,6 +150,14 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
         });
       });
       ctx.show(asCliDict(snapshot), opts.format);
+      // Approved, but an invariant checked after the approval stopped the transition.
+      if (snapshot.state === 'ERRORED') {
+        throw new PlanClientError(
+          'refused',
+          `the transition was approved but did not happen: ${snapshot.error?.message ?? 'the plan is ERRORED'}` +
+            ` (agents plan retry ${snapshot.planId} once it is resolved)`,
+        );
+      }
     });
 
   plan

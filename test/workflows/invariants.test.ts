@@ -266,6 +266,37 @@ describe('enforcement', () => {
     });
   });
 
+  it('stops an approved advance when an invariant added while the gate was open is violated', async () => {
+    await h.withWorker(async () => {
+      const planId = await newPlan('REVIEW_BEFORE_APPLY');
+      const gate = await h.client.waitForInput(planId);
+      expect(gate).toMatchObject({ phase: 'EXECUTE', state: 'COMPLETE', awaitingApproval: true });
+      const late = await addInvariant(
+        'No greeting',
+        '--plan',
+        planId,
+        '--rule',
+        '{protected_paths: ["*.md"]}',
+      );
+
+      const advance = await h.cli('plan', 'advance', planId, '--yes', '--format', 'json');
+      expect(advance.code).toBe(4);
+      expect(JSON.parse(advance.stdout)).toMatchObject({ phase: 'EXECUTE', state: 'ERRORED' });
+      expect(advance.stderr).toMatch(
+        /^error: the transition was approved but did not happen: invariant violated before APPLY: "No greeting" \(PLAN\)/,
+      );
+      expect(await h.client.get(planId)).toMatchObject({ state: 'ERRORED', awaitingApproval: false });
+      expect(existsSync(path.join(h.projectDir, 'demo', 'GREETING.md'))).toBe(false);
+
+      // Once it is gone, a retry takes the approved transition without asking again.
+      expect((await h.cli('invariant', 'remove', late)).code).toBe(0);
+      expect((await h.cli('plan', 'retry', planId)).code).toBe(0);
+      await h.env.client.workflow.getHandle(planWorkflowId(planId)).result();
+      expect(await h.plans.getPlan(planId)).toMatchObject({ phase: 'APPLIED', state: 'COMPLETE' });
+      expect(existsSync(path.join(h.projectDir, 'demo', 'GREETING.md'))).toBe(true);
+    });
+  });
+
   it('keeps a plan to the set pinned at its creation when invariants change afterwards', async () => {
     const pinned = await addInvariant(
       'No greetings',
