@@ -15,6 +15,7 @@ import { countChanges, describeCounts } from '../domain/changeset';
 import type { ChangesetProject, FileChange } from '../domain/changeset';
 import { DecisionLog } from '../domain/decision-log';
 import type { DecisionEntry } from '../domain/decision-log';
+import { invariantEnforcedDecision } from '../domain/decision';
 import type { WorkPhase } from '../domain/lifecycle';
 import type { PlanSpec } from '../domain/plan';
 import { describeStep } from '../domain/steps';
@@ -464,17 +465,12 @@ export function createWorkActivities(deps: WorkDependencies) {
 /** Seed 004's invariant_enforced decision: the constraint, where it came from, and how the check came out. */
 function invariantEnforced(verdict: InvariantVerdict): DecisionEntry {
   const { invariant } = verdict;
-  const source = invariant.sourceName === null ? '' : ` from ${invariant.sourceName}`;
   return {
-    type: 'invariant_enforced',
-    question: 'Which constraint must this plan respect?',
-    chosenOption: invariant.text,
-    alternatives: [],
-    confidence: null,
-    rationale:
-      `${invariant.scope} invariant${source}` +
+    ...invariantEnforcedDecision(
+      invariant,
       (invariant.rule === null ? '' : ` with the rule ${describeRule(invariant.rule)}`) +
-      `; ${verdict.status}: ${verdict.evidence}. Checked again at every phase transition.`,
+        `; ${verdict.status}: ${verdict.evidence}. Checked again at every phase transition.`,
+    ),
     context: { content: { invariant, status: verdict.status, evidence: verdict.evidence } },
   };
 }

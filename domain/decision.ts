@@ -139,15 +139,14 @@ export function promptDefinitionDraft(prompt: PromptFacts): DecisionDraft {
 }
 
 /**
- * One `invariant_enforced` decision per effective invariant, under the root, at the start of Strategize: the tree
- * shows which constraints the plan runs under and where each came from.
+ * Seed 004's `invariant_enforced` decision: the constraint as the chosen option, where it came from (scope and
+ * source) first in the rationale, then `outcome` (how it was checked, or that it will be).
  */
-export function invariantEnforcedDrafts(
-  invariants: ReadonlyArray<{ text: string; scope: string; sourceName: string | null }>,
-  rootSeq: number,
-  actor: string,
-): DecisionDraft[] {
-  return invariants.map((invariant) => ({
+export function invariantEnforcedDecision(
+  invariant: { text: string; scope: string; sourceName: string | null },
+  outcome: string,
+): Omit<DecisionDraft, 'parentSeq' | 'phase' | 'actor'> {
+  return {
     type: 'invariant_enforced',
     question: 'Which constraint must this plan respect?',
     chosenOption: invariant.text,
@@ -156,7 +155,21 @@ export function invariantEnforcedDrafts(
     rationale:
       `${invariant.scope} invariant` +
       (invariant.sourceName === null ? '' : ` from ${invariant.sourceName}`) +
-      '; checked at every phase transition.',
+      outcome,
+  };
+}
+
+/**
+ * One `invariant_enforced` decision per effective invariant, under the root, at the start of Strategize, for plans
+ * on the path from before invariant checks (the checkInvariants activity records them, with verdicts, since).
+ */
+export function invariantEnforcedDrafts(
+  invariants: ReadonlyArray<{ text: string; scope: string; sourceName: string | null }>,
+  rootSeq: number,
+  actor: string,
+): DecisionDraft[] {
+  return invariants.map((invariant) => ({
+    ...invariantEnforcedDecision(invariant, '; checked at every phase transition.'),
     parentSeq: rootSeq,
     phase: 'STRATEGIZE',
     actor,

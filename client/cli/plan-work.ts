@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { isFinished } from '../../domain/lifecycle';
 import type { Changeset } from '../../domain/changeset';
 import type { ContextFileInput } from '../../storage/changesets';
+import type { PlanStore } from '../../storage/types';
 import { sha256 } from '../../sandbox/apply';
 import { PlanClientError } from '../errors';
 import { parsePlanId } from '../plans';
@@ -41,14 +42,7 @@ export function registerPlanWorkCommands(plan: Command, ctx: CliContext): void {
       // Everything is read and checked before anything is stored: one bad path adds nothing.
       const files = await collectContextFiles(paths, opts.recursive as boolean);
       const added = await ctx.withStores(async ({ plans, changesets }) => {
-        const record = await plans.getPlan(planId);
-        if (record === null) throw new PlanClientError('notFound', `no plan with id ${id}`);
-        if (isFinished(record)) {
-          throw new PlanClientError(
-            'refused',
-            `plan ${planId} has finished (${record.phase}, ${record.state}); its context can no longer change`,
-          );
-        }
+        await requireOpenPlan(plans, planId, id);
         await changesets.addContextFiles(planId, files, opts.by as string, new Date().toISOString());
         return changesets.listContextFiles(planId);
       });
@@ -79,14 +73,7 @@ export function registerPlanWorkCommands(plan: Command, ctx: CliContext): void {
     .action(async (id: string, opts) => {
       const planId = parsePlanId(id);
       const removed = await ctx.withStores(async ({ plans, changesets }) => {
-        const record = await plans.getPlan(planId);
-        if (record === null) throw new PlanClientError('notFound', `no plan with id ${id}`);
-        if (isFinished(record)) {
-          throw new PlanClientError(
-            'refused',
-            `plan ${planId} has finished (${record.phase}, ${record.state}); its context can no longer change`,
-          );
-        }
+        await requireOpenPlan(plans, planId, id);
         return changesets.clearContextFiles(planId);
       });
       ctx.show({ plan_id: planId, removed }, opts.format as OutputFormat);
@@ -123,6 +110,18 @@ export function registerPlanWorkCommands(plan: Command, ctx: CliContext): void {
     .action(async (id: string, opts) => {
       await watchPlan(ctx, id, (opts.timeout as number) * 1000);
     });
+}
+
+/** A plan's context may change until the plan has finished. */
+async function requireOpenPlan(plans: PlanStore, planId: string, typed: string): Promise<void> {
+  const record = await plans.getPlan(planId);
+  if (record === null) throw new PlanClientError('notFound', `no plan with id ${typed}`);
+  if (isFinished(record)) {
+    throw new PlanClientError(
+      'refused',
+      `plan ${planId} has finished (${record.phase}, ${record.state}); its context can no longer change`,
+    );
+  }
 }
 
 const CONTEXT_COLUMNS = ['path', 'size', 'sha256', 'binary', 'added_by', 'added_at'] as const;

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { planWorkflowId } from '../../domain/ids';
-import { createHarness } from '../helpers/harness';
+import { createHarness, expectSearchAttributes } from '../helpers/harness';
 import type { Harness } from '../helpers/harness';
 
 let h: Harness;
@@ -31,24 +31,6 @@ async function cliJson<T>(...argv: string[]): Promise<T> {
 
 async function addInvariant(...argv: string[]): Promise<string> {
   return (await cliJson<{ id: string }>('invariant', 'add', ...argv)).id;
-}
-
-async function searchAttributes(planId: string): Promise<Record<string, unknown>> {
-  const description = await h.env.client.workflow.getHandle(planWorkflowId(planId)).describe();
-  return Object.fromEntries(description.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]));
-}
-
-/** The workflow publishes search attributes just after it records a state (ADR 0001): poll until they match. */
-async function expectSearchAttributes(planId: string, expected: Record<string, unknown>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const actual = await searchAttributes(planId);
-    if (Object.entries(expected).every(([k, v]) => actual[k] === v) || Date.now() > deadline) {
-      expect(actual).toMatchObject(expected);
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 async function newPlan(automation: 'MANUAL' | 'REVIEW_BEFORE_APPLY' | 'FULL_AUTOMATION'): Promise<string> {
@@ -231,7 +213,7 @@ describe('enforcement', () => {
       );
       expect(show).toMatchObject({ phase: 'EXECUTE', state: 'ERRORED' });
       expect(JSON.stringify(show)).toContain('InvariantViolated');
-      await expectSearchAttributes(planId, {
+      await expectSearchAttributes(h, planId, {
         PlanPhase: 'EXECUTE',
         PlanState: 'ERRORED',
         PlanAwaitingInput: false,
@@ -250,7 +232,7 @@ describe('enforcement', () => {
       expect((await h.cli('plan', 'retry', planId, '--reason', 'invariant removed')).code).toBe(0);
       const gate = await h.client.waitForInput(planId);
       expect(gate).toMatchObject({ phase: 'EXECUTE', state: 'COMPLETE', awaitingApproval: true });
-      await expectSearchAttributes(planId, { PlanState: 'COMPLETE', PlanAwaitingInput: true });
+      await expectSearchAttributes(h, planId, { PlanState: 'COMPLETE', PlanAwaitingInput: true });
       expect((await h.cli('plan', 'advance', planId, '--yes')).code).toBe(0);
       await h.client.waitForInput(planId);
       expect((await h.cli('plan', 'advance', planId)).code).toBe(0);

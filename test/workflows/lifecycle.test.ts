@@ -8,7 +8,7 @@ import { planWorkflowId } from '../../domain/ids';
 import type { PlanSnapshot } from '../../domain/plan';
 import type { ExecuteInput, ExecuteResult } from '../../activities/contracts';
 import { getPlanQuery } from '../../workflows/definitions';
-import { createHarness } from '../helpers/harness';
+import { createHarness, expectSearchAttributes, searchAttributes } from '../helpers/harness';
 import type { Harness } from '../helpers/harness';
 
 let h: Harness;
@@ -29,29 +29,6 @@ const newPlan = (automationLevel: PlanSnapshot['automationLevel']) =>
     arguments: { greeting: 'hello' },
     createdBy: 'tester',
   });
-
-async function searchAttributes(planId: string): Promise<Record<string, unknown>> {
-  const description = await h.env.client.workflow.getHandle(planWorkflowId(planId)).describe();
-  return Object.fromEntries(
-    description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value]),
-  );
-}
-
-/**
- * The workflow records a change before it upserts the search attributes (ADR 0001), so right after the database
- * shows a state the attributes may still be one workflow task behind: poll until they match.
- */
-async function expectSearchAttributes(planId: string, expected: Record<string, unknown>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const actual = await searchAttributes(planId);
-    if (Object.entries(expected).every(([k, v]) => actual[k] === v) || Date.now() > deadline) {
-      expect(actual).toMatchObject(expected);
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 async function expectConsistentHistory(planId: string): Promise<void> {
   const events = await h.plans.listEvents(planId);
@@ -116,7 +93,7 @@ describe('FULL_AUTOMATION', () => {
     expect(plan?.changesetId).toMatch(/^[0-9A-Z]{26}$/);
     expect(plan?.validationSummary).toMatch(/applied: (1 created|0 created, 1 modified)/);
 
-    expect(await searchAttributes(created.planId)).toMatchObject({
+    expect(await searchAttributes(h, created.planId)).toMatchObject({
       PlanPhase: 'APPLIED',
       PlanState: 'COMPLETE',
       PlanAction: 'local/example',
@@ -134,7 +111,7 @@ describe('REVIEW_BEFORE_APPLY', () => {
     await h.withWorker(async () => {
       const waiting = await h.client.waitForInput(created.planId);
       expect(waiting).toMatchObject({ phase: 'EXECUTE', state: 'COMPLETE', awaitingApproval: true });
-      await expectSearchAttributes(created.planId, { PlanPhase: 'EXECUTE', PlanAwaitingInput: true });
+      await expectSearchAttributes(h, created.planId, { PlanPhase: 'EXECUTE', PlanAwaitingInput: true });
       // The Web UI's own query language finds it too (visibility is eventually consistent: poll briefly).
       const query = `PlanAwaitingInput = true AND PlanPhase = "EXECUTE" AND WorkflowId = "${created.workflowId}"`;
       let listed: string[] = [];
@@ -321,7 +298,7 @@ describe('cancellation', () => {
       expect(description.status.name).toBe('CANCELLED');
       const events = await h.plans.listEvents(created.planId);
       expect(events.at(-1)).toMatchObject({ type: 'PLAN_CANCELLED', state: 'CANCELLED' });
-      expect(await searchAttributes(created.planId)).toMatchObject({
+      expect(await searchAttributes(h, created.planId)).toMatchObject({
         PlanState: 'CANCELLED',
         PlanAwaitingInput: false,
       });
@@ -375,7 +352,7 @@ describe('phase failure', () => {
           state: 'ERRORED',
           error: { type: 'PhaseFailed', message: 'the sandbox could not be created' },
         });
-        await expectSearchAttributes(created.planId, { PlanPhase: 'EXECUTE', PlanState: 'ERRORED' });
+        await expectSearchAttributes(h, created.planId, { PlanPhase: 'EXECUTE', PlanState: 'ERRORED' });
 
         const advance = await h.cli('plan', 'advance', created.planId);
         expect(advance.code).toBe(4);
