@@ -22,6 +22,7 @@ import { disconnectSharedPrismaClients, sharedPrismaClient } from '../../storage
 import type { CatalogStore, PlanStore } from '../../storage/types';
 import { WORKFLOWS_PATH, createPlanWorker } from '../../worker/worker';
 import { createActorRegistry } from '../../actors';
+import type { ActorRegistry } from '../../actors';
 import { planWorkflowId } from '../../domain/ids';
 import { createChangesetStore } from '../../storage/changesets';
 import { createInvariantStore } from '../../storage/invariants';
@@ -47,6 +48,8 @@ export interface Harness {
   createWorker(overrides?: Partial<PlanActivities>): Promise<Worker>;
   /** Runs `fn` while a worker polls, then shuts the worker down. */
   withWorker<T>(fn: () => Promise<T>, overrides?: Partial<PlanActivities>): Promise<T>;
+  /** The same, with a worker whose actor registry is `actors` (the default has the built-in actor only). */
+  withActors<T>(actors: ActorRegistry, fn: () => Promise<T>): Promise<T>;
   /** The `agents` CLI, in process, pointed at this file's server and database. */
   cli(...argv: string[]): Promise<CliResult>;
   /** The CLI as if a person at a terminal answers every yes/no question with `answer`; records the questions. */
@@ -112,11 +115,12 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
     actors: createActorRegistry({ model: null }),
     sandboxDir,
   };
-  const createWorker = (overrides?: Partial<PlanActivities>) =>
+  const createWorker = (overrides?: Partial<PlanActivities>, actors?: ActorRegistry) =>
     createPlanWorker({
       connection: env.nativeConnection,
       namespace: env.namespace ?? 'default',
       ...dependencies,
+      ...(actors === undefined ? {} : { actors }),
       taskQueue,
       workflowBundle: bundle,
       ...(overrides ? { activityOverrides: overrides } : {}),
@@ -156,6 +160,10 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
     client,
     taskQueue,
     createWorker,
+    async withActors(actors, fn) {
+      const worker = await createWorker(undefined, actors);
+      return worker.runUntil(fn);
+    },
     async withWorker(fn, overrides) {
       const worker = await createWorker(overrides);
       return worker.runUntil(fn);
