@@ -29,7 +29,6 @@ const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>)';
 
 export function registerPlanCommands(program: Command, ctx: CliContext): void {
   const plan = program.command('plan').description('create, inspect and advance plans');
-  registerPlanWorkCommands(plan, ctx);
 
   plan
     .command('use')
@@ -287,6 +286,8 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
       );
       ctx.show(explainDict(correction, { showContext: false, showReasoning: true }), opts.format);
     });
+
+  registerPlanWorkCommands(plan, ctx);
 }
 
 /**
