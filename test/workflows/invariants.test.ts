@@ -5,7 +5,8 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { planWorkflowId } from '../../domain/ids';
-import { createHarness, expectSearchAttributes } from '../helpers/harness';
+import { createHarness } from '../helpers/harness';
+import { expectSearchAttributes } from '../helpers/search-attributes';
 import type { Harness } from '../helpers/harness';
 
 let h: Harness;

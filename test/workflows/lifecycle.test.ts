@@ -8,7 +8,8 @@ import { planWorkflowId } from '../../domain/ids';
 import type { PlanSnapshot } from '../../domain/plan';
 import type { ExecuteInput, ExecuteResult } from '../../activities/contracts';
 import { getPlanQuery } from '../../workflows/definitions';
-import { createHarness, expectSearchAttributes, searchAttributes } from '../helpers/harness';
+import { createHarness } from '../helpers/harness';
+import { expectSearchAttributes, searchAttributes } from '../helpers/search-attributes';
 import type { Harness } from '../helpers/harness';
 
 let h: Harness;
