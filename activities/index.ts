@@ -1,12 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { describeZodError, planSpecSchema } from '../domain/schemas';
 import { ERROR_TYPES } from '../workflows/definitions';
-import {
-  DecisionNotFoundError,
-  DecisionRuleError,
-  PlanNotFoundError,
-  isTransientStorageError,
-} from '../storage/errors';
+import { DecisionNotFoundError, DecisionRuleError } from '../storage/errors';
+import { guarded } from './failures';
 import type { DecisionStore, PlanStore } from '../storage/types';
 import type {
   CheckCorrectionInput,
@@ -26,37 +22,6 @@ import type { WorkDependencies } from './work';
 export interface ActivityDependencies extends WorkDependencies {
   plans: PlanStore;
   decisions: DecisionStore;
-}
-
-/**
- * Maps storage failures onto the engine's error types: rule violations and unknown plans cannot be fixed by a
- * retry; a busy or locked database can.
- */
-function toFailure(err: unknown): unknown {
-  if (err instanceof DecisionRuleError) {
-    return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.DecisionRuleViolated);
-  }
-  if (err instanceof DecisionNotFoundError) {
-    return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.DecisionNotFound);
-  }
-  if (err instanceof PlanNotFoundError) {
-    return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.PlanNotFound);
-  }
-  if (isTransientStorageError(err)) {
-    return ApplicationFailure.retryable(
-      err instanceof Error ? err.message : String(err),
-      ERROR_TYPES.StorageUnavailable,
-    );
-  }
-  return err;
-}
-
-async function guarded<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    throw toFailure(err);
-  }
 }
 
 export function createActivities(deps: ActivityDependencies) {

@@ -9,8 +9,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ActorRegistry } from '../actors/registry';
 import type { ActorCall, ContextFile, Workspace } from '../actors/types';
-import { UnknownActorError } from '../actors/types';
-import { ModelHttpError, ModelOutputError } from '../actors/model';
+import { DEFAULT_MAX_AUTO_RETRIES } from '../domain/catalog';
 import { countChanges, describeCounts } from '../domain/changeset';
 import type { ChangesetProject, FileChange } from '../domain/changeset';
 import { DecisionLog } from '../domain/decision-log';
@@ -26,11 +25,12 @@ import type { ChangesetStore } from '../storage/changesets';
 import type { InvariantStore } from '../storage/invariants';
 import { checkInvariantRule } from '../actors/invariant-rules';
 import type { ChangeSummary, InvariantVerdict } from '../actors/types';
-import { asPlanInvariant, effectiveInvariants } from '../domain/invariant';
+import { enforcedInvariants } from '../domain/invariant';
 import { describeRule } from '../domain/invariant-rule';
 import type { PlanInvariant } from '../domain/plan';
 import type { CatalogStore, PlanStore } from '../storage/types';
 import { ERROR_TYPES } from '../workflows/definitions';
+import { toFailure } from './failures';
 import type {
   ApplyActivityResult,
   ApplyInput,
@@ -57,9 +57,6 @@ const HEARTBEAT_MS = 5_000;
 
 const WORKFLOW_ACTOR = 'workflow';
 
-/** Default for plans without an automation profile: the profile schema's own default. */
-const DEFAULT_MAX_AUTO_RETRIES = 2;
-
 /**
  * Runs `work` with an ActorCall whose progress goes out as activity heartbeats: on a timer as well as on every
  * change, so a long step (a model call, a test run) keeps the heartbeat alive and cancellation reaches it.
@@ -81,20 +78,6 @@ async function withProgress<T>(
   } finally {
     clearInterval(timer);
   }
-}
-
-function asFailure(err: unknown): unknown {
-  if (err instanceof UnknownActorError) {
-    return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.ActorUnavailable);
-  }
-  // A model that keeps answering out of shape, or refuses the request (4xx), will not do better on a retry.
-  if (
-    err instanceof ModelOutputError ||
-    (err instanceof ModelHttpError && err.status < 500 && err.status !== 429)
-  ) {
-    return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.ActorFailed);
-  }
-  return err;
 }
 
 /**
@@ -171,7 +154,7 @@ export function createWorkActivities(deps: WorkDependencies) {
       try {
         const { spec } = input;
         const live = await deps.invariants.list({ scope: 'PLAN', target: spec.planId });
-        const effective = effectiveInvariants([...spec.invariants, ...live.map(asPlanInvariant)]);
+        const effective = enforcedInvariants(spec.invariants, live);
         const changeset = input.changesetId === null ? null : await changesets.get(input.changesetId);
         const changes: ChangeSummary[] | null =
           changeset === null
@@ -258,7 +241,7 @@ export function createWorkActivities(deps: WorkDependencies) {
           };
         });
       } catch (err) {
-        throw asFailure(err);
+        throw toFailure(err);
       }
     },
 
@@ -290,7 +273,7 @@ export function createWorkActivities(deps: WorkDependencies) {
           };
         });
       } catch (err) {
-        throw asFailure(err);
+        throw toFailure(err);
       }
     },
 
@@ -390,7 +373,7 @@ export function createWorkActivities(deps: WorkDependencies) {
           };
         });
       } catch (err) {
-        throw asFailure(err);
+        throw toFailure(err);
       }
     },
 

@@ -1,5 +1,5 @@
 import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { WorkflowExecutionStatusName } from '@temporalio/client';
+import type { WorkflowExecutionDescription, WorkflowExecutionStatusName } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { ulid } from 'ulid';
@@ -58,6 +58,8 @@ export interface CreatePlanInput {
 export interface PlanView extends PlanRecord {
   awaitingApproval: boolean;
   workflowStatus: WorkflowExecutionStatusName;
+  /** What the running phase reports it is doing (its activity's heartbeat); null between phases. */
+  progress: string | null;
 }
 
 export interface PlanClientOptions {
@@ -184,6 +186,7 @@ export class PlanClient {
       ...record,
       awaitingApproval: last?.type === 'AWAITING_APPROVAL',
       workflowStatus: description.status.name,
+      progress: progressOf(description),
     };
   }
 
@@ -201,14 +204,7 @@ export class PlanClient {
    */
   async progress(idInput: string): Promise<string | null> {
     const handle = this.temporal.workflow.getHandle(planWorkflowId(parsePlanId(idInput)));
-    const description = await this.call(() => handle.describe());
-    for (const activity of description.raw.pendingActivities ?? []) {
-      const payload = activity.heartbeatDetails?.payloads?.[0];
-      if (payload === undefined || payload === null) continue;
-      const details = defaultPayloadConverter.fromPayload<{ progress?: unknown }>(payload as Payload);
-      if (typeof details?.progress === 'string') return details.progress;
-    }
-    return null;
+    return progressOf(await this.call(() => handle.describe()));
   }
 
   async advance(idInput: string, request: AdvancePlanRequest): Promise<PlanSnapshot> {
@@ -254,15 +250,7 @@ export class PlanClient {
           return undefined;
         throw err;
       });
-      if (
-        view !== undefined &&
-        (view.awaitingApproval ||
-          view.state === 'ERRORED' ||
-          isFinished(view) ||
-          view.workflowStatus !== 'RUNNING')
-      ) {
-        return view;
-      }
+      if (view !== undefined && needsPersonOrEnded(view)) return view;
       if (Date.now() > deadline) {
         const where = view === undefined ? 'not started' : `still ${view.phase} ${view.state}`;
         throw new PlanClientError(
@@ -324,6 +312,24 @@ export class PlanClient {
       throw toUnavailable(err);
     }
   }
+}
+
+/** The `progress` of the first pending activity's latest heartbeat (what the phase activities report). */
+function progressOf(description: WorkflowExecutionDescription): string | null {
+  for (const activity of description.raw.pendingActivities ?? []) {
+    const payload = activity.heartbeatDetails?.payloads?.[0];
+    if (payload === undefined || payload === null) continue;
+    const details = defaultPayloadConverter.fromPayload<{ progress?: unknown }>(payload as Payload);
+    if (typeof details?.progress === 'string') return details.progress;
+  }
+  return null;
+}
+
+/** The plan waits for a person (a gate or an error) or has ended: what `plan wait` and `plan watch` stop at. */
+export function needsPersonOrEnded(view: PlanView): boolean {
+  return (
+    view.awaitingApproval || view.state === 'ERRORED' || isFinished(view) || view.workflowStatus !== 'RUNNING'
+  );
 }
 
 export interface ConnectedPlanClient {

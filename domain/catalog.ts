@@ -66,6 +66,9 @@ export const projectSchema = z.object({
 });
 export type Project = z.infer<typeof projectSchema>;
 
+/** Automatic retries of a failed Execute step when no profile says otherwise (a plan without a profile too). */
+export const DEFAULT_MAX_AUTO_RETRIES = 2;
+
 export const automationProfileSchema = z.object({
   name: namespacedNameSchema,
   description: z.string().default(''),
@@ -73,7 +76,7 @@ export const automationProfileSchema = z.object({
   /** A decision below this confidence stops automatic advance and waits for a person. */
   minDecisionConfidence: z.number().min(0).max(1).default(0.8),
   /** How many times a failed Execute step is retried automatically (auto-debug) before the plan is ERRORED. */
-  maxAutoRetries: z.number().int().min(0).max(20).default(2),
+  maxAutoRetries: z.number().int().min(0).max(20).default(DEFAULT_MAX_AUTO_RETRIES),
   /** How long a gate waits for approval before the plan is flagged; null waits indefinitely. */
   approvalTimeoutSeconds: z.number().int().positive().nullable().default(null),
 });

@@ -139,3 +139,11 @@ export function inheritedInvariantSet(
     ...stored.filter(applies).map(asPlanInvariant),
   ]);
 }
+
+/** What a plan enforces now: the set pinned at its creation and the PLAN-scope invariants added to it since. */
+export function enforcedInvariants(
+  pinned: readonly PlanInvariant[],
+  addedToPlan: readonly StoredInvariant[],
+): PlanInvariant[] {
+  return effectiveInvariants([...pinned, ...addedToPlan.map(asPlanInvariant)]);
+}

@@ -185,7 +185,14 @@ export function createChangesetStore(prisma: PrismaClient): ChangesetStore {
         await claimWriteLock(tx);
         const plan = await tx.plan.findUnique({ where: { id: planId }, select: { id: true } });
         if (plan === null) throw new PlanNotFoundError(planId);
-        let added = 0;
+        const known = new Set(
+          (
+            await tx.planContextFile.findMany({
+              where: { planId, path: { in: files.map((f) => f.path) } },
+              select: { path: true },
+            })
+          ).map((row) => row.path),
+        );
         for (const file of files) {
           const content = Buffer.from(file.content);
           const data = {
@@ -196,18 +203,13 @@ export function createChangesetStore(prisma: PrismaClient): ChangesetStore {
             addedBy: by,
             addedAt,
           };
-          const existing = await tx.planContextFile.findUnique({
-            where: { planId_path: { planId, path: file.path } },
-            select: { sha256: true },
-          });
-          if (existing === null) added++;
           await tx.planContextFile.upsert({
             where: { planId_path: { planId, path: file.path } },
             create: { planId, path: file.path, ...data },
             update: data,
           });
         }
-        return added;
+        return files.filter((f) => !known.has(f.path)).length;
       });
     },
 

@@ -166,8 +166,11 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
       return rows.map(toPlanRecord);
     },
 
-    async listEvents(planId) {
-      const rows = await prisma.planEvent.findMany({ where: { planId }, orderBy: { seq: 'asc' } });
+    async listEvents(planId, afterSeq = -1) {
+      const rows = await prisma.planEvent.findMany({
+        where: { planId, seq: { gt: afterSeq } },
+        orderBy: { seq: 'asc' },
+      });
       return rows.map(toPlanEventRecord);
     },
 
@@ -182,8 +185,11 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
       if (count === 0) throw new PlanNotFoundError(planId);
     },
 
-    async listDecisions(planId) {
-      const rows = await prisma.decision.findMany({ where: { planId }, orderBy: { seq: 'asc' } });
+    async listDecisions(planId, afterSeq = -1) {
+      const rows = await prisma.decision.findMany({
+        where: { planId, seq: { gt: afterSeq } },
+        orderBy: { seq: 'asc' },
+      });
       return rows.map(toDecisionRecord);
     },
   };

@@ -53,11 +53,12 @@ export interface PlanStore {
   /** Newest first. */
   listPlans(filter?: PlanFilter): Promise<PlanRecord[]>;
   /** By sequence number. */
-  listEvents(planId: string): Promise<PlanEventRecord[]>;
+  /** By sequence number; only those after `afterSeq` when given (a follower reads what is new). */
+  listEvents(planId: string, afterSeq?: number): Promise<PlanEventRecord[]>;
   /** The newest event (highest sequence number), or null: one row, for views polled while a plan runs. */
   lastEvent(planId: string): Promise<PlanEventRecord | null>;
   /** By sequence number. */
-  listDecisions(planId: string): Promise<DecisionRecord[]>;
+  listDecisions(planId: string, afterSeq?: number): Promise<DecisionRecord[]>;
   /**
    * Sets seed 000's execution fields. Each call states the whole value, so a retried activity writes the same
    * thing again; a field left undefined is not touched.

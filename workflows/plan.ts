@@ -272,6 +272,52 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
   };
 
   /**
+   * Parks the plan ERRORED until a person retries (or cancels), then records the retry and resumes in `resume`.
+   * Like a gate, ERRORED is open to a retry before its record is written: a person who sees ERRORED in the
+   * database can retry at once, and a retry accepted meanwhile is acted on only after the record. A gate that was
+   * open closes: its approval stands, and a retry that passes goes on without asking again.
+   */
+  const waitForRetry = async (block: {
+    event: PlanEventType;
+    error: PlanError;
+    decisions?: DecisionDraft[];
+    resume: ProcessingState;
+    question: string;
+    chosenOption: string;
+  }): Promise<void> => {
+    plan.state = 'ERRORED';
+    plan.error = block.error;
+    plan.awaitingApproval = false;
+    await change(
+      block.event,
+      { state: 'ERRORED', error: block.error, awaitingApproval: false },
+      { message: block.error.message, decisions: block.decisions ?? [] },
+    );
+    await condition(() => retry !== null);
+    const request = pending(retry);
+    await change(
+      'PHASE_RETRIED',
+      { state: block.resume, error: null },
+      {
+        actor: request.by,
+        message: request.reason ?? null,
+        decisions: [
+          userInterventionDraft({
+            by: request.by,
+            question: block.question,
+            chosenOption: block.chosenOption,
+            alternatives: ['Cancel the plan'],
+            reason: request.reason,
+            phase: plan.phase,
+            parentSeq: ROOT_SEQ,
+          }),
+        ],
+      },
+    );
+    retry = null;
+  };
+
+  /**
    * Seed 004's enforcement: a violated invariant blocks the plan where it is (state ERRORED, an
    * INVARIANT_VIOLATED event with the invariant, the evidence and the phase) until a person retries (after changing
    * the plan's invariants or the project) or cancels; each retry checks again. A check that cannot run (an actor
@@ -317,34 +363,13 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
         error = { ...error, message: `the invariant check ${where} failed: ${error.message}` };
         event = 'PHASE_FAILED';
       }
-      // Open to a retry before the record is written, like a failed phase.
-      plan.state = 'ERRORED';
-      plan.error = error;
-      // An approved gate closes: the approval stands, and a retry that passes takes the transition without another.
-      plan.awaitingApproval = false;
-      await change(event, { state: 'ERRORED', error, awaitingApproval: false }, { message: error.message });
-      await condition(() => retry !== null);
-      const request = pending(retry);
-      await change(
-        'PHASE_RETRIED',
-        { state: resumeState, error: null },
-        {
-          actor: request.by,
-          message: request.reason ?? null,
-          decisions: [
-            userInterventionDraft({
-              by: request.by,
-              question: `The invariants did not pass ${where}: check again?`,
-              chosenOption: 'Check the invariants again',
-              alternatives: ['Cancel the plan'],
-              reason: request.reason,
-              phase: plan.phase,
-              parentSeq: ROOT_SEQ,
-            }),
-          ],
-        },
-      );
-      retry = null;
+      await waitForRetry({
+        event,
+        error,
+        resume: resumeState,
+        question: `The invariants did not pass ${where}: check again?`,
+        chosenOption: 'Check the invariants again',
+      });
     }
   };
 
@@ -476,37 +501,14 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
       {
         const { error } = failed;
         log.warn('phase failed', { planId: plan.planId, phase, attempt, error: error.message });
-        // Like a gate, ERRORED is open to a retry before its record is written: a person who sees ERRORED in the
-        // database can retry at once. A retry accepted meanwhile is acted on only after the record.
-        plan.state = 'ERRORED';
-        plan.error = error;
-        await change(
-          'PHASE_FAILED',
-          { state: 'ERRORED', error },
-          { message: error.message, decisions: failed.decisions },
-        );
-        await condition(() => retry !== null);
-        const request = pending(retry);
-        await change(
-          'PHASE_RETRIED',
-          { state: 'QUEUED', error: null },
-          {
-            actor: request.by,
-            message: request.reason ?? null,
-            decisions: [
-              userInterventionDraft({
-                by: request.by,
-                question: `${phase} failed: retry it?`,
-                chosenOption: `Retry ${phase}`,
-                alternatives: ['Cancel the plan'],
-                reason: request.reason,
-                phase,
-                parentSeq: ROOT_SEQ,
-              }),
-            ],
-          },
-        );
-        retry = null;
+        await waitForRetry({
+          event: 'PHASE_FAILED',
+          error,
+          decisions: failed.decisions,
+          resume: 'QUEUED',
+          question: `${phase} failed: retry it?`,
+          chosenOption: `Retry ${phase}`,
+        });
       }
     }
   };

@@ -214,7 +214,7 @@ function listRow(inv: StoredInvariant) {
 }
 
 /** Where an invariant in a merged set came from, in words. */
-export function invariantSource(inv: PlanInvariant): string {
+function invariantSource(inv: PlanInvariant): string {
   if (inv.scope === 'GLOBAL') return 'global';
   if (inv.sourceName !== null) return inv.sourceName;
   return inv.scope === 'PLAN' ? 'this plan' : '';

@@ -11,8 +11,7 @@ import type { ContextFileInput } from '../../storage/changesets';
 import type { PlanStore } from '../../storage/types';
 import { sha256 } from '../../sandbox/apply';
 import { PlanClientError } from '../errors';
-import { parsePlanId } from '../plans';
-import type { PlanView } from '../plans';
+import { needsPersonOrEnded, parsePlanId } from '../plans';
 import { changesetJson, diffStat, renderUnifiedDiff } from '../render/diff';
 import type { OutputFormat } from '../render/format';
 import type { CliContext } from './context';
@@ -222,13 +221,6 @@ export async function loadChangeset(
   return changeset;
 }
 
-/** Whether `watch` should stop: the plan waits for a person or has ended. */
-function settled(view: PlanView): boolean {
-  return (
-    view.awaitingApproval || view.state === 'ERRORED' || isFinished(view) || view.workflowStatus !== 'RUNNING'
-  );
-}
-
 async function watchPlan(ctx: CliContext, id: string, timeoutMs: number): Promise<void> {
   const planId = parsePlanId(id);
   const deadline = Date.now() + timeoutMs;
@@ -244,28 +236,29 @@ async function watchPlan(ctx: CliContext, id: string, timeoutMs: number): Promis
         spinner.render();
       }
     };
-    let seenEvents = 0;
-    let seenDecisions = 0;
+    let lastEventSeq = -1;
+    let lastDecisionSeq = -1;
     let lastStatus = '';
     try {
       for (;;) {
         const view = await client.get(planId);
+        // Only what is new since the last look: a long plan's history is not read again every half second.
         const { events, decisions } = await ctx.withStores(async (stores) => ({
-          events: await stores.plans.listEvents(planId),
-          decisions: await stores.plans.listDecisions(planId),
+          events: await stores.plans.listEvents(planId, lastEventSeq),
+          decisions: await stores.plans.listDecisions(planId, lastDecisionSeq),
         }));
-        for (const event of events.slice(seenEvents)) {
+        for (const event of events) {
           line(
             `${event.at}  ${event.phase} ${event.state}  ${event.type}` +
               (event.message === null ? '' : `: ${event.message}`),
           );
         }
-        seenEvents = events.length;
-        for (const decision of decisions.slice(seenDecisions)) {
+        lastEventSeq = events.at(-1)?.seq ?? lastEventSeq;
+        for (const decision of decisions) {
           line(`  decision #${decision.seq} ${decision.type}: ${decision.chosenOption}`);
         }
-        seenDecisions = decisions.length;
-        if (settled(view)) {
+        lastDecisionSeq = decisions.at(-1)?.seq ?? lastDecisionSeq;
+        if (needsPersonOrEnded(view)) {
           const status = view.awaitingApproval
             ? `waiting for approval (agents plan advance ${planId})`
             : view.state === 'ERRORED'
@@ -275,8 +268,7 @@ async function watchPlan(ctx: CliContext, id: string, timeoutMs: number): Promis
           ctx.print(`${view.phase} ${view.state}: ${status}`);
           return;
         }
-        const progress = await client.progress(planId).catch(() => null);
-        const status = `${view.phase} ${view.state}${progress === null ? '' : ` - ${progress}`}`;
+        const status = `${view.phase} ${view.state}${view.progress === null ? '' : ` - ${view.progress}`}`;
         if (spinner !== null) spinner.text = status;
         else if (status !== lastStatus) line(status);
         lastStatus = status;

@@ -6,7 +6,7 @@ import type { AutomationLevel, Phase, ProcessingState } from '../../domain/lifec
 import { parseArgumentPairs } from '../../domain/plan';
 import type { PlanSnapshot } from '../../domain/plan';
 import { isUlid } from '../../domain/ids';
-import { asPlanInvariant, effectiveInvariants } from '../../domain/invariant';
+import { enforcedInvariants } from '../../domain/invariant';
 import { explainDict, richTreeLines, treeRows, TREE_COLUMNS } from '../../domain/tree-view';
 import { parsePlanId } from '../plans';
 import { diffStat, renderUnifiedDiff } from '../render/diff';
@@ -116,7 +116,7 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
       ctx.show(
         asCliDict({
           ...view,
-          invariants: effectiveInvariants([...view.invariants, ...added.map(asPlanInvariant)]),
+          invariants: enforcedInvariants(view.invariants, added),
         }),
         opts.format,
       );
