@@ -2,58 +2,23 @@
  * Activity inputs and results. Plain data only (no Prisma types): this file is the contract between the workflow,
  * which allocates every sequence number, and the activities, which write idempotently keyed by them.
  */
-import type { Strategy } from '../actors/types';
+import type { Strategy } from '../domain/steps';
 import type { ApplyResult, ChangeCounts } from '../domain/changeset';
 import type { DecisionDraft } from '../domain/decision';
-import type { Phase, ProcessingState, WorkPhase } from '../domain/lifecycle';
-import type { PlanError, PlanInvariant, PlanSpec } from '../domain/plan';
+import type { Phase, WorkPhase } from '../domain/lifecycle';
+import type { PlanInvariant, PlanSpec } from '../domain/plan';
 
-export const PLAN_EVENT_TYPES = [
-  'PLAN_CREATED',
-  'PHASE_STARTED',
-  'PHASE_COMPLETED',
-  'PHASE_FAILED',
-  'AWAITING_APPROVAL',
-  'PHASE_ADVANCED',
-  'PHASE_RETRIED',
-  'DECISION_CORRECTED',
-  'INVARIANT_VIOLATED',
-  'PLAN_APPLIED',
-  'PLAN_CANCELLED',
-] as const;
-export type PlanEventType = (typeof PLAN_EVENT_TYPES)[number];
-
-/** A decision with the sequence number the workflow allocated for it. */
-export interface DecisionWrite {
-  seq: number;
-  draft: DecisionDraft;
-}
-
-export interface RecordPlanCreatedInput {
-  spec: PlanSpec;
-  eventSeq: number;
-}
-
-export interface RecordPlanStateInput {
-  planId: string;
-  /** Unique per plan; a retried activity carries the same number, so it never writes a second event. */
-  eventSeq: number;
-  at: string;
-  event: PlanEventType;
-  phase: Phase;
-  state: ProcessingState;
-  /** Who caused the change: `workflow` or a person's name. */
-  actor: string;
-  message: string | null;
-  /** Written to the plan's error fields; null clears them (e.g. on retry or completion). */
-  error: PlanError | null;
-  decisions: DecisionWrite[];
-}
-
-export interface RecordPlanStateResult {
-  /** Decision ids by sequence number, for every decision in the input (existing rows on a retry). */
-  decisionIds: Record<number, string>;
-}
+/**
+ * The plan's own writes keep their storage names: the workflow hands them to recordPlanCreated/recordPlanState
+ * as they are, and storage defines them because the record must not depend on the work that fills it.
+ */
+export type {
+  DecisionWrite,
+  PlanCreatedWrite as RecordPlanCreatedInput,
+  PlanStateWrite as RecordPlanStateInput,
+  PlanStateWritten as RecordPlanStateResult,
+} from '../storage/types';
+export type { PlanEventType } from '../domain/plan';
 
 export interface RunPhaseInput {
   spec: PlanSpec;
@@ -175,8 +140,4 @@ export interface CorrectDecisionActivityInput {
   at: string;
 }
 
-export interface CorrectDecisionActivityResult {
-  interventionDecisionId: string;
-  correctionDecisionId: string;
-  supersededDecisionId: string;
-}
+export type { CorrectionIds as CorrectDecisionActivityResult } from '../domain/decision';

@@ -1,37 +1,36 @@
 /**
  * One mapping from what activities throw to the engine's failure types, so every activity fails the same way:
- * what a retry cannot fix (rule violations, unknown plans, a missing or misbehaving actor) is non-retryable; a busy
- * or locked database is retryable; anything else is left to the activity's retry policy.
+ * what a retry cannot fix (rule violations, unknown plans, a conflicting write, a missing or misbehaving actor) is
+ * non-retryable; a busy or locked database is retryable; anything else is left to the activity's retry policy.
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import { ModelHttpError, ModelOutputError } from '../actors/model';
-import { UnknownActorError } from '../actors/types';
+import { ActorFailedError, UnknownActorError } from '../actors/types';
+import { ERROR_TYPES } from '../domain/errors';
+import type { ErrorType } from '../domain/errors';
 import {
   DecisionNotFoundError,
   DecisionRuleError,
+  PlanConflictError,
   PlanNotFoundError,
   isTransientStorageError,
 } from '../storage/errors';
-import { ERROR_TYPES } from '../workflows/definitions';
+
+/** Errors whose class alone says a retry cannot help, with the failure type each becomes. */
+const NON_RETRYABLE: ReadonlyArray<readonly [new (...args: never[]) => Error, ErrorType]> = [
+  [DecisionRuleError, ERROR_TYPES.DecisionRuleViolated],
+  [DecisionNotFoundError, ERROR_TYPES.DecisionNotFound],
+  [PlanNotFoundError, ERROR_TYPES.PlanNotFound],
+  [PlanConflictError, ERROR_TYPES.PlanConflict],
+  [UnknownActorError, ERROR_TYPES.ActorUnavailable],
+];
 
 export function toFailure(err: unknown): unknown {
-  if (err instanceof DecisionRuleError) {
-    return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.DecisionRuleViolated);
-  }
-  if (err instanceof DecisionNotFoundError) {
-    return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.DecisionNotFound);
-  }
-  if (err instanceof PlanNotFoundError) {
-    return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.PlanNotFound);
-  }
-  if (err instanceof UnknownActorError) {
-    return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.ActorUnavailable);
+  if (err instanceof ApplicationFailure) return err;
+  for (const [type, failureType] of NON_RETRYABLE) {
+    if (err instanceof type) return ApplicationFailure.nonRetryable(err.message, failureType);
   }
   // A model that keeps answering out of shape, or refuses the request (4xx), will not do better on a retry.
-  if (
-    err instanceof ModelOutputError ||
-    (err instanceof ModelHttpError && err.status < 500 && err.status !== 429)
-  ) {
+  if (err instanceof ActorFailedError && !err.retryable) {
     return ApplicationFailure.nonRetryable(err.message, ERROR_TYPES.ActorFailed);
   }
   if (isTransientStorageError(err)) {
@@ -43,10 +42,22 @@ export function toFailure(err: unknown): unknown {
   return err;
 }
 
-export async function guarded<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    throw toFailure(err);
+/**
+ * Wraps every activity of an object in the one mapping, so no activity can forget it: each throws only what
+ * toFailure makes of its errors.
+ */
+export function guardActivities<T extends Record<string, (input: never) => Promise<unknown>>>(
+  activities: T,
+): T {
+  const guarded: Record<string, (input: never) => Promise<unknown>> = {};
+  for (const [name, activity] of Object.entries(activities)) {
+    guarded[name] = async (input) => {
+      try {
+        return await activity(input);
+      } catch (err) {
+        throw toFailure(err);
+      }
+    };
   }
+  return guarded as T;
 }

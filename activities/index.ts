@@ -1,97 +1,33 @@
-import { ApplicationFailure } from '@temporalio/activity';
-import { describeZodError, planSpecSchema } from '../domain/schemas';
-import { ERROR_TYPES } from '../workflows/definitions';
-import { DecisionNotFoundError, DecisionRuleError } from '../storage/errors';
-import { guarded } from './failures';
-import type { DecisionStore, PlanStore } from '../storage/types';
-import type {
-  CheckCorrectionInput,
-  CheckCorrectionResult,
-  CorrectDecisionActivityInput,
-  CorrectDecisionActivityResult,
-  RecordPlanCreatedInput,
-  RecordPlanStateInput,
-  RecordPlanStateResult,
-  RunPhaseInput,
-  RunPhaseResult,
-} from './contracts';
+/**
+ * Every activity the plan workflow calls, built from its dependencies. All of them pass through one failure
+ * mapping (activities/failures.ts), so none can throw an error the workflow's retry policies misjudge.
+ */
+import type { ActorRegistry } from '../actors/registry';
+import type { Stores } from '../storage';
+import type { RunPhaseInput, RunPhaseResult } from './contracts';
+import { guardActivities } from './failures';
+import { createInvariantActivities } from './invariants';
 import { runBuiltinPhase } from './phases';
+import { createRecordingActivities } from './recording';
 import { createWorkActivities } from './work';
-import type { WorkDependencies } from './work';
 
-export interface ActivityDependencies extends WorkDependencies {
-  plans: PlanStore;
-  decisions: DecisionStore;
+export interface ActivityDependencies extends Stores {
+  actors: ActorRegistry;
+  /** Where Execute makes its sandbox copies (one directory per plan and run). */
+  sandboxDir: string;
 }
 
 export function createActivities(deps: ActivityDependencies) {
-  const { plans, decisions } = deps;
-  return {
+  return guardActivities({
+    ...createRecordingActivities(deps),
+    ...createInvariantActivities(deps),
     ...createWorkActivities(deps),
-
-    async recordPlanCreated(input: RecordPlanCreatedInput): Promise<void> {
-      // A workflow started by another client (say `temporal workflow start`) gets the same validation as ours.
-      const parsed = planSpecSchema.safeParse(input.spec);
-      if (!parsed.success) {
-        throw ApplicationFailure.nonRetryable(
-          `invalid plan: ${describeZodError(parsed.error)}`,
-          ERROR_TYPES.InvalidInput,
-        );
-      }
-      await guarded(() => plans.recordPlanCreated({ ...input, spec: parsed.data }));
-    },
-
-    async recordPlanState(input: RecordPlanStateInput): Promise<RecordPlanStateResult> {
-      return guarded(() => plans.recordPlanState(input));
-    },
-
-    /** Read-only: refuses before the workflow spends sequence numbers on a correction that cannot be made. */
-    async checkCorrection(input: CheckCorrectionInput): Promise<CheckCorrectionResult> {
-      return guarded(async () => {
-        const original = await decisions.getDecision(input.decisionId);
-        if (original.planId !== input.planId) throw new DecisionNotFoundError(input.decisionId, input.planId);
-        if (original.type === 'prompt_definition') {
-          throw new DecisionRuleError(
-            'the prompt_definition root is the plan prompt and cannot be corrected',
-            input.planId,
-          );
-        }
-        if (original.supersededBy !== null) {
-          throw new DecisionRuleError(
-            `decision ${original.decisionId} was already corrected by ${original.supersededBy}; correct that one`,
-            input.planId,
-          );
-        }
-        return { correctedSeq: original.seq };
-      });
-    },
-
-    async correctDecision(input: CorrectDecisionActivityInput): Promise<CorrectDecisionActivityResult> {
-      const result = await guarded(() =>
-        decisions.correct({
-          planId: input.planId,
-          decisionId: input.decisionId,
-          interventionSeq: input.interventionSeq,
-          correctionSeq: input.correctionSeq,
-          event: { seq: input.eventSeq, type: 'DECISION_CORRECTED', message: input.reason },
-          by: input.by,
-          chosenOption: input.chosenOption,
-          reason: input.reason,
-          at: input.at,
-        }),
-      );
-      return {
-        interventionDecisionId: result.intervention.decisionId,
-        correctionDecisionId: result.correction.decisionId,
-        supersededDecisionId: result.original.decisionId,
-      };
-    },
 
     /** Plans started before actors existed replay against this; new plans call strategize/execute/apply. */
     async runPhase(input: RunPhaseInput): Promise<RunPhaseResult> {
       return runBuiltinPhase(input);
     },
-  };
+  });
 }
 
 export type PlanActivities = ReturnType<typeof createActivities>;

@@ -3,97 +3,66 @@
  * sandbox copies and stores the changeset, Apply validates and writes it. Each activity returns the decisions its
  * actors recorded; the workflow gives them their sequence numbers and writes them with the phase's event.
  */
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ActorRegistry } from '../actors/registry';
-import type { ActorCall, ContextFile, Workspace } from '../actors/types';
 import { DEFAULT_MAX_AUTO_RETRIES } from '../domain/catalog';
 import { countChanges, describeCounts } from '../domain/changeset';
-import type { ChangesetProject, FileChange } from '../domain/changeset';
+import type { FileChange } from '../domain/changeset';
 import { DecisionLog } from '../domain/decision-log';
-import type { DecisionEntry } from '../domain/decision-log';
-import { invariantEnforcedDecision } from '../domain/decision';
-import type { WorkPhase } from '../domain/lifecycle';
-import type { PlanSpec } from '../domain/plan';
+import { ERROR_TYPES } from '../domain/errors';
+import { WORKFLOW_ACTOR } from '../domain/plan';
+import type { PlanSpec, ProjectLink } from '../domain/plan';
+import type { Workspace } from '../domain/project-link';
 import { describeStep } from '../domain/steps';
 import { applyChangeset, ChangesetRefusedError } from '../sandbox/apply';
 import { computeChanges, createSandbox, removeSandbox } from '../sandbox/workspace';
 import type { Baseline } from '../sandbox/workspace';
 import type { ChangesetStore } from '../storage/changesets';
-import type { InvariantStore } from '../storage/invariants';
-import { checkInvariantRule } from '../actors/invariant-rules';
-import type { ChangeSummary, InvariantVerdict } from '../actors/types';
-import { enforcedInvariants } from '../domain/invariant';
-import { describeRule } from '../domain/invariant-rule';
-import type { PlanInvariant } from '../domain/plan';
+import type { ContextFileStore } from '../storage/context-files';
 import type { CatalogStore, PlanStore } from '../storage/types';
-import { ERROR_TYPES } from '../workflows/definitions';
-import { toFailure } from './failures';
+import { actorCall } from './actor-call';
 import type {
   ApplyActivityResult,
   ApplyInput,
-  CheckInvariantsInput,
-  CheckInvariantsResult,
   ExecuteInput,
   ExecuteResult,
   PhaseWorkInput,
   StrategizeResult,
 } from './contracts';
+import { withProgress } from './progress';
 
 export interface WorkDependencies {
   plans: PlanStore;
-  invariants: InvariantStore;
   catalog: CatalogStore;
   changesets: ChangesetStore;
+  contextFiles: ContextFileStore;
   actors: ActorRegistry;
   /** Where Execute makes its sandbox copies (one directory per plan and run). */
   sandboxDir: string;
-}
-
-/** How often a running phase reports it is alive (and what it is doing) to Temporal. */
-const HEARTBEAT_MS = 5_000;
-
-const WORKFLOW_ACTOR = 'workflow';
-
-/**
- * Runs `work` with an ActorCall whose progress goes out as activity heartbeats: on a timer as well as on every
- * change, so a long step (a model call, a test run) keeps the heartbeat alive and cancellation reaches it.
- */
-async function withProgress<T>(
-  phase: WorkPhase,
-  work: (report: (message: string) => void, signal: AbortSignal) => Promise<T>,
-): Promise<T> {
-  const context = Context.current();
-  let current = `${phase}: starting`;
-  const beat = (): void => context.heartbeat({ phase, progress: current });
-  beat();
-  const timer = setInterval(beat, HEARTBEAT_MS);
-  try {
-    return await work((message) => {
-      current = `${phase}: ${message}`;
-      beat();
-    }, context.cancellationSignal);
-  } finally {
-    clearInterval(timer);
-  }
 }
 
 /**
  * The directory name of a project's sandbox: its position in the plan first, so two links can never share one
  * (`a/b__c` and `a__b/c` would), then its alias or name for people looking at the directory.
  */
-function sandboxName(link: { projectName: string; alias: string | null }, index: number): string {
+function sandboxName(link: ProjectLink, index: number): string {
   return `${index + 1}-${link.alias ?? link.projectName.replace(/\//g, '__')}`;
 }
 
 export function createWorkActivities(deps: WorkDependencies) {
   const { plans, catalog, changesets, actors } = deps;
 
-  const projectRoots = async (spec: PlanSpec): Promise<Map<string, string>> => {
-    const roots = new Map<string, string>();
-    for (const link of spec.projects) {
+  /**
+   * The plan's linked projects with their roots as the catalog has them now, each with the sandbox `sandboxOf`
+   * gives it (null: none yet, or a read-only link).
+   */
+  const workspacesOf = async (
+    spec: PlanSpec,
+    sandboxOf: (link: ProjectLink, index: number) => string | null,
+  ): Promise<Workspace[]> => {
+    const workspaces: Workspace[] = [];
+    for (const [index, link] of spec.projects.entries()) {
       const project = await catalog.getProject(link.projectName);
       if (project === null) {
         throw ApplicationFailure.nonRetryable(
@@ -101,280 +70,131 @@ export function createWorkActivities(deps: WorkDependencies) {
           ERROR_TYPES.InvalidInput,
         );
       }
-      roots.set(link.projectName, project.value.path);
+      workspaces.push({ ...link, root: project.value.path, sandbox: sandboxOf(link, index) });
     }
-    return roots;
+    return workspaces;
   };
 
-  const contextFiles = async (planId: string): Promise<ContextFile[]> =>
-    (await changesets.readContextFiles(planId)).map((f) => ({
-      path: f.path,
-      sha256: f.sha256,
-      size: f.size,
-      content: f.binary ? null : Buffer.from(f.content).toString('utf8'),
-    }));
-
-  const call = async (
+  const callFor = (
     input: PhaseWorkInput,
-    phase: WorkPhase,
+    phase: 'STRATEGIZE' | 'EXECUTE',
     workspaces: Workspace[],
     report: (message: string) => void,
     signal: AbortSignal,
-  ): Promise<ActorCall> => ({
-    plan: input.spec,
-    workspaces,
-    contextFiles: await contextFiles(input.spec.planId),
-    log: new DecisionLog({
-      firstSeq: input.firstDecisionSeq,
-      parentSeq: input.parentDecisionSeq,
+  ) =>
+    actorCall(deps.contextFiles, {
+      spec: input.spec,
       phase,
-      actor: WORKFLOW_ACTOR,
-    }),
-    signal,
-    progress: report,
-  });
-
-  /** Whether a sandbox still exists (Apply removes them): a command rule can only run where one does. */
-  const existing = async (dir: string | null): Promise<string | null> =>
-    dir === null
-      ? null
-      : (await stat(dir)
-            .then((s) => s.isDirectory())
-            .catch(() => false))
-        ? dir
-        : null;
+      record: input,
+      workspaces,
+      report,
+      signal,
+    });
 
   return {
-    /**
-     * The effective invariants of the plan (its pinned set, plus the PLAN-scope ones added to it since, read now)
-     * checked against the changeset when there is one. Rules are checked exactly by the built-in check, whatever
-     * the plan's invariant actor; free text goes to that actor, which may only acknowledge it.
-     */
-    async checkInvariants(input: CheckInvariantsInput): Promise<CheckInvariantsResult> {
-      try {
-        const { spec } = input;
-        const live = await deps.invariants.list({ scope: 'PLAN', target: spec.planId });
-        const effective = enforcedInvariants(spec.invariants, live);
-        const changeset = input.changesetId === null ? null : await changesets.get(input.changesetId);
-        const changes: ChangeSummary[] | null =
-          changeset === null
-            ? null
-            : changeset.changes.map((c) => ({
-                project: c.project,
-                operation: c.operation,
-                path: c.path,
-                fromPath: c.fromPath,
-              }));
-        const workspaces: Workspace[] = [];
-        if (changeset !== null) {
-          for (const p of changeset.projects) {
-            workspaces.push({
-              project: p.name,
-              alias: p.alias,
-              readOnly: p.readOnly,
-              root: p.root,
-              sandbox: await existing(p.sandbox),
-            });
-          }
-        }
-        const phase = input.phase === 'APPLIED' ? 'APPLY' : input.phase;
-        return await withProgress(phase, async (report, signal) => {
-          const actorCall = await call(
-            {
-              spec,
-              attempt: 1,
-              firstDecisionSeq: input.record?.firstDecisionSeq ?? 0,
-              parentDecisionSeq: input.record?.parentDecisionSeq ?? 0,
-            },
-            phase,
-            workspaces,
-            report,
-            signal,
-          );
-          const verdicts = new Map<PlanInvariant, InvariantVerdict>();
-          for (const invariant of effective) {
-            if (invariant.rule === null) continue;
-            report(`checking the invariant "${invariant.text}"`);
-            // A project's invariant governs that project only: its rule sees that project's changes and sandbox.
-            const only =
-              invariant.scope === 'PROJECT' && invariant.sourceName !== null ? invariant.sourceName : null;
-            const verdict = await checkInvariantRule(invariant.rule, {
-              changes:
-                only === null || changes === null ? changes : changes.filter((c) => c.project === only),
-              workspaces: only === null ? workspaces : workspaces.filter((w) => w.project === only),
-              plan: spec,
-              signal,
-              progress: report,
-            });
-            verdicts.set(invariant, { invariant, ...verdict });
-          }
-          const freeText = effective.filter((inv) => inv.rule === null);
-          if (freeText.length > 0) {
-            const actor = actors.get('invariant', spec.actors.invariantActor);
-            report(`asking the ${actor.name} invariant actor about ${freeText.length} invariant(s)`);
-            for (const verdict of await actor.check({ ...actorCall, phase, invariants: freeText, changes })) {
-              verdicts.set(verdict.invariant, verdict);
-            }
-          }
-          const ordered = effective.map(
-            (invariant) =>
-              verdicts.get(invariant) ?? {
-                invariant,
-                status: 'acknowledged' as const,
-                evidence: 'the invariant actor gave no verdict; recorded as acknowledged',
-              },
-          );
-          if (input.record !== null) {
-            for (const verdict of ordered) actorCall.log.record(invariantEnforced(verdict));
-          }
-          const count = (status: InvariantVerdict['status']) =>
-            ordered.filter((v) => v.status === status).length;
-          const where = input.entering === null ? 'at the start of STRATEGIZE' : `before ${input.entering}`;
-          return {
-            violations: ordered
-              .filter((v) => v.status === 'violated')
-              .map((v) => ({ invariant: v.invariant, evidence: v.evidence })),
-            decisions: actorCall.log.drafts(),
-            summary:
-              `${ordered.length} invariant(s) checked ${where}: ${count('held')} held, ` +
-              `${count('acknowledged')} acknowledged, ${count('violated')} violated`,
-          };
-        });
-      } catch (err) {
-        throw toFailure(err);
-      }
-    },
-
     async strategize(input: PhaseWorkInput): Promise<StrategizeResult> {
-      try {
-        const strategyActor = actors.get('strategy', input.spec.actors.strategyActor);
-        const estimationActor = actors.get('estimation', input.spec.actors.estimationActor);
-        const roots = await projectRoots(input.spec);
-        const workspaces: Workspace[] = input.spec.projects.map((link) => ({
-          project: link.projectName,
-          alias: link.alias,
-          readOnly: link.readOnly,
-          root: roots.get(link.projectName) ?? '',
-          sandbox: null,
-        }));
-        return await withProgress('STRATEGIZE', async (report, signal) => {
-          const actorCall = await call(input, 'STRATEGIZE', workspaces, report, signal);
-          report(`asking the ${strategyActor.name} strategy actor`);
-          const strategy = await strategyActor.strategize({
-            ...actorCall,
-            action: { steps: input.spec.steps, validation: input.spec.validation },
-          });
-          report(`estimating with the ${estimationActor.name} estimation actor`);
-          const estimate = await estimationActor.estimate({ ...actorCall, strategy });
-          return {
-            summary: `${strategy.summary}; estimate: ${estimate.summary}`,
-            decisions: actorCall.log.drafts(),
-            strategy,
-          };
+      const strategyActor = actors.get('strategy', input.spec.actors.strategyActor);
+      const estimationActor = actors.get('estimation', input.spec.actors.estimationActor);
+      const workspaces = await workspacesOf(input.spec, () => null);
+      return withProgress('STRATEGIZE', async (report, signal) => {
+        const call = await callFor(input, 'STRATEGIZE', workspaces, report, signal);
+        report(`asking the ${strategyActor.name} strategy actor`);
+        const strategy = await strategyActor.strategize({
+          ...call,
+          action: { steps: input.spec.steps, validation: input.spec.validation },
         });
-      } catch (err) {
-        throw toFailure(err);
-      }
+        report(`estimating with the ${estimationActor.name} estimation actor`);
+        const estimate = await estimationActor.estimate({ ...call, strategy });
+        return {
+          summary: `${strategy.summary}; estimate: ${estimate.summary}`,
+          decisions: call.log.drafts(),
+          strategy,
+        };
+      });
     },
 
     async execute(input: ExecuteInput): Promise<ExecuteResult> {
-      try {
-        const { spec } = input;
-        const executionActor = actors.get('execution', spec.actors.executionActor);
-        const roots = await projectRoots(spec);
-        // One directory per Execute run and Temporal attempt: a later run never sees an earlier run's half-done
-        // work, and a retried attempt never deletes a copy an earlier attempt (a worker presumed dead) still uses.
-        const runDir = path.join(
-          deps.sandboxDir,
-          spec.planId,
-          `execute-${input.attempt}.${Context.current().info.attempt}`,
-        );
-        const workspaces: Workspace[] = spec.projects.map((link, index) => ({
-          project: link.projectName,
-          alias: link.alias,
-          readOnly: link.readOnly,
-          root: roots.get(link.projectName) ?? '',
-          sandbox: link.readOnly ? null : path.join(runDir, sandboxName(link, index)),
-        }));
-        return await withProgress('EXECUTE', async (report, signal) => {
-          // What each copy held when it was made: the changeset is measured from it, so an edit someone makes in the
-          // project while Execute runs is neither reverted nor deleted by Apply (its before-hash no longer matches).
-          const baselines = new Map<string, Baseline>();
-          for (const ws of workspaces) {
-            if (ws.sandbox === null) continue;
-            report(`copying ${ws.project} into a sandbox`);
-            baselines.set(ws.project, await createSandbox(ws.root, ws.sandbox));
-          }
-          const sandboxRefs = workspaces.flatMap((ws) => (ws.sandbox === null ? [] : [ws.sandbox]));
-          await plans.recordExecution(spec.planId, { sandboxRefs });
+      const { spec } = input;
+      const executionActor = actors.get('execution', spec.actors.executionActor);
+      // One directory per Execute run and Temporal attempt: a later run never sees an earlier run's half-done
+      // work, and a retried attempt never deletes a copy an earlier attempt (a worker presumed dead) still uses.
+      const runDir = path.join(
+        deps.sandboxDir,
+        spec.planId,
+        `execute-${input.attempt}.${Context.current().info.attempt}`,
+      );
+      const workspaces = await workspacesOf(spec, (link, index) =>
+        link.readOnly ? null : path.join(runDir, sandboxName(link, index)),
+      );
+      return withProgress('EXECUTE', async (report, signal) => {
+        // What each copy held when it was made: the changeset is measured from it, so an edit someone makes in the
+        // project while Execute runs is neither reverted nor deleted by Apply (its before-hash no longer matches).
+        const baselines = new Map<string, Baseline>();
+        for (const ws of workspaces) {
+          if (ws.sandbox === null) continue;
+          report(`copying ${ws.projectName} into a sandbox`);
+          baselines.set(ws.projectName, await createSandbox(ws.root, ws.sandbox));
+        }
+        const sandboxRefs = workspaces.flatMap((ws) => (ws.sandbox === null ? [] : [ws.sandbox]));
+        await plans.recordExecution(spec.planId, { sandboxRefs });
 
-          const actorCall = await call(input, 'EXECUTE', workspaces, report, signal);
-          const outcome = await executionActor.execute({
-            ...actorCall,
-            strategy: input.strategy,
-            maxAutoRetries: spec.effectiveProfileSnapshot?.maxAutoRetries ?? DEFAULT_MAX_AUTO_RETRIES,
-          });
-          const validationSummary =
-            outcome.validation === null
-              ? null
-              : `validation \`${outcome.validation.command}\` ${outcome.validation.passed ? 'passed' : 'failed'}` +
-                ` in the sandbox (exit ${outcome.validation.exitCode ?? 'none'})`;
-          const decisions = actorCall.log.drafts();
-          if (!outcome.ok) {
-            const step = outcome.error.step === null ? undefined : input.strategy.steps[outcome.error.step];
-            const where =
-              outcome.error.step === null || step === undefined
-                ? ''
-                : `step ${outcome.error.step + 1} (${describeStep(step)}) `;
-            const message = `Execute failed: ${where}after ${outcome.error.attempts} attempt(s): ${outcome.error.message}`;
-            return {
-              summary: message,
-              decisions,
-              failure: { type: ERROR_TYPES.ExecutionFailed, message, details: outcome.error.details },
-              changesetId: null,
-              sandboxRefs,
-              counts: null,
-              validationSummary,
-            };
-          }
-
-          report('comparing the sandboxes with the projects');
-          const changes: FileChange[] = [];
-          for (const ws of workspaces) {
-            if (ws.sandbox === null) continue;
-            const baseline = baselines.get(ws.project);
-            if (baseline === undefined) throw new Error(`no baseline for ${ws.project}`);
-            changes.push(...(await computeChanges(ws.project, ws.root, ws.sandbox, baseline)));
-          }
-          const projects: ChangesetProject[] = workspaces.map((ws) => ({
-            name: ws.project,
-            alias: ws.alias,
-            root: ws.root,
-            readOnly: ws.readOnly,
-            sandbox: ws.sandbox,
-          }));
-          const changesetId = await changesets.save({
-            planId: spec.planId,
-            attempt: input.attempt,
-            projects,
-            changes,
-            createdAt: new Date().toISOString(),
-          });
-          await plans.recordExecution(spec.planId, { changesetId, validationSummary });
-          const counts = countChanges(changes);
+        const call = await callFor(input, 'EXECUTE', workspaces, report, signal);
+        const outcome = await executionActor.execute({
+          ...call,
+          strategy: input.strategy,
+          maxAutoRetries: spec.effectiveProfileSnapshot?.maxAutoRetries ?? DEFAULT_MAX_AUTO_RETRIES,
+        });
+        const validationSummary =
+          outcome.validation === null
+            ? null
+            : `validation \`${outcome.validation.command}\` ${outcome.validation.passed ? 'passed' : 'failed'}` +
+              ` in the sandbox (exit ${outcome.validation.exitCode ?? 'none'})`;
+        const decisions = call.log.drafts();
+        if (!outcome.ok) {
+          const step = outcome.error.step === null ? undefined : input.strategy.steps[outcome.error.step];
+          const where =
+            outcome.error.step === null || step === undefined
+              ? ''
+              : `step ${outcome.error.step + 1} (${describeStep(step)}) `;
+          const message = `Execute failed: ${where}after ${outcome.error.attempts} attempt(s): ${outcome.error.message}`;
           return {
-            summary: `${outcome.summary}; changeset ${changesetId}: ${describeCounts(counts)}`,
+            summary: message,
             decisions,
-            failure: null,
-            changesetId,
+            failure: { type: ERROR_TYPES.ExecutionFailed, message, details: outcome.error.details },
+            changesetId: null,
             sandboxRefs,
-            counts,
+            counts: null,
             validationSummary,
           };
+        }
+
+        report('comparing the sandboxes with the projects');
+        const changes: FileChange[] = [];
+        for (const ws of workspaces) {
+          if (ws.sandbox === null) continue;
+          const baseline = baselines.get(ws.projectName);
+          if (baseline === undefined) throw new Error(`no baseline for ${ws.projectName}`);
+          changes.push(...(await computeChanges(ws.projectName, ws.root, ws.sandbox, baseline)));
+        }
+        const changesetId = await changesets.save({
+          planId: spec.planId,
+          attempt: input.attempt,
+          projects: workspaces,
+          changes,
+          createdAt: new Date().toISOString(),
         });
-      } catch (err) {
-        throw toFailure(err);
-      }
+        await plans.recordExecution(spec.planId, { changesetId, validationSummary });
+        const counts = countChanges(changes);
+        return {
+          summary: `${outcome.summary}; changeset ${changesetId}: ${describeCounts(counts)}`,
+          decisions,
+          failure: null,
+          changesetId,
+          sandboxRefs,
+          counts,
+          validationSummary,
+        };
+      });
     },
 
     async apply(input: ApplyInput): Promise<ApplyActivityResult> {
@@ -416,7 +236,7 @@ export function createWorkActivities(deps: WorkDependencies) {
         phase: 'APPLY',
         actor: WORKFLOW_ACTOR,
       });
-      const roots = changeset.projects.filter((p) => !p.readOnly).map((p) => `${p.name} (${p.root})`);
+      const roots = changeset.projects.filter((p) => !p.readOnly).map((p) => `${p.projectName} (${p.root})`);
       log.record({
         type: 'tool_invocation',
         question: 'How should the changeset be written?',
@@ -444,18 +264,3 @@ export function createWorkActivities(deps: WorkDependencies) {
     },
   };
 }
-
-/** Seed 004's invariant_enforced decision: the constraint, where it came from, and how the check came out. */
-function invariantEnforced(verdict: InvariantVerdict): DecisionEntry {
-  const { invariant } = verdict;
-  return {
-    ...invariantEnforcedDecision(
-      invariant,
-      (invariant.rule === null ? '' : ` with the rule ${describeRule(invariant.rule)}`) +
-        `; ${verdict.status}: ${verdict.evidence}. Checked again at every phase transition.`,
-    ),
-    context: { content: { invariant, status: verdict.status, evidence: verdict.evidence } },
-  };
-}
-
-export type WorkActivities = ReturnType<typeof createWorkActivities>;

@@ -7,17 +7,10 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { ResourceRef } from '../domain/decision';
 import type { Step, TemplateValue } from '../domain/steps';
-import { describeStep, renderTemplate } from '../domain/steps';
+import { describeStep, renderTemplate, templateValues } from '../domain/steps';
+import type { Workspace } from '../domain/project-link';
 import type { StepEnv, StepReport } from './steps';
-import {
-  globMatcher,
-  listFiles,
-  runStep,
-  runValidation,
-  StepError,
-  targetWorkspace,
-  templateValues,
-} from './steps';
+import { globMatcher, listFiles, runStep, runValidation, StepError, targetWorkspace } from './steps';
 import type {
   ActorCall,
   ActorSet,
@@ -28,7 +21,6 @@ import type {
   InvariantActor,
   StrategyActor,
   ValidationOutcome,
-  Workspace,
 } from './types';
 import { DEFAULT_ACTOR } from './types';
 
@@ -118,8 +110,8 @@ const builtinExecution: ExecutionActor = {
       parentSeq: log.phaseParent,
       context: { content: { steps: strategy.steps, validation: strategy.validation } },
     });
-    const writable = workspaces.filter((w) => !w.readOnly && w.sandbox !== null).map((w) => w.project);
-    const readOnly = workspaces.filter((w) => w.readOnly || w.sandbox === null).map((w) => w.project);
+    const writable = workspaces.filter((w) => !w.readOnly && w.sandbox !== null).map((w) => w.projectName);
+    const readOnly = workspaces.filter((w) => w.readOnly || w.sandbox === null).map((w) => w.projectName);
     log.record({
       type: 'resource_selection',
       question: 'Which projects may this plan change?',
@@ -136,7 +128,7 @@ const builtinExecution: ExecutionActor = {
         content: { writable, readOnly },
         relevantResources: workspaces.map((w) => ({
           kind: 'project',
-          uri: w.project,
+          uri: w.projectName,
           description: w.readOnly ? 'read-only' : 'writable (sandbox copy)',
         })),
       },
@@ -319,8 +311,8 @@ const builtinEstimation: EstimationActor = {
       }
       const touched = await filesOf(step, workspace, templateValues(call.plan, workspace));
       for (const file of touched) {
-        files.add(`${workspace.project}:${file}`);
-        if (step.kind === 'delete') deleted.add(`${workspace.project}:${file}`);
+        files.add(`${workspace.projectName}:${file}`);
+        if (step.kind === 'delete') deleted.add(`${workspace.projectName}:${file}`);
       }
     }
     const count = files.size;

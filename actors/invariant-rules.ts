@@ -11,7 +11,8 @@ import picomatch from 'picomatch';
 import type { InvariantRule } from '../domain/invariant-rule';
 import type { PlanSpec } from '../domain/plan';
 import { runValidation, StepError } from './steps';
-import type { ChangeSummary, ValidationOutcome, Workspace } from './types';
+import type { Workspace } from '../domain/project-link';
+import type { ChangeSummary, ValidationOutcome } from './types';
 
 export interface RuleCheckInput {
   /** null before Execute has produced a changeset. */
@@ -180,7 +181,7 @@ async function checkCommand(command: string, input: RuleCheckInput): Promise<Key
   if (targets.length === 0) return { state: 'waiting', key: 'the command', wait: WAITS_FOR_SANDBOX };
   const failures: string[] = [];
   for (const workspace of targets) {
-    input.progress(`invariant rule: running \`${command}\` in ${workspace.project}`);
+    input.progress(`invariant rule: running \`${command}\` in ${workspace.projectName}`);
     let outcome: ValidationOutcome;
     try {
       // One workspace at a time, so runValidation's "first writable sandbox" is exactly this one.
@@ -194,15 +195,15 @@ async function checkCommand(command: string, input: RuleCheckInput): Promise<Key
       if (input.signal.aborted) throw input.signal.reason;
       // A sandbox that vanished or a shell that cannot start leaves the rule unproven, and Apply must not proceed.
       if (error instanceof StepError) {
-        failures.push(`\`${command}\` could not run in ${workspace.project}: ${error.message}`);
+        failures.push(`\`${command}\` could not run in ${workspace.projectName}: ${error.message}`);
         continue;
       }
       throw error;
     }
-    if (!outcome.passed) failures.push(describeFailure(outcome, workspace.project));
+    if (!outcome.passed) failures.push(describeFailure(outcome, workspace.projectName));
   }
   if (failures.length > 0) return { state: 'violated', text: failures.join('; ') };
-  return { state: 'held', text: `\`${command}\` passed in ${targets.map((w) => w.project).join(', ')}` };
+  return { state: 'held', text: `\`${command}\` passed in ${targets.map((w) => w.projectName).join(', ')}` };
 }
 
 function describeFailure(outcome: ValidationOutcome, project: string): string {

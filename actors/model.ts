@@ -17,8 +17,9 @@ import {
   stepFromFile,
   stepToFile,
 } from '../domain/steps';
-import type { Step, StepFile } from '../domain/steps';
+import type { Step, StepFile, Strategy } from '../domain/steps';
 import type { ModelConfig } from './model-config';
+import { ActorFailedError } from './types';
 import type {
   ActorSet,
   ChangeSummary,
@@ -27,7 +28,6 @@ import type {
   EstimationActor,
   InvariantActor,
   InvariantVerdict,
-  Strategy,
   StrategyActor,
 } from './types';
 
@@ -42,12 +42,22 @@ const PROGRESS_INTERVAL_MS = 10_000;
 
 const BODY_EXCERPT_CHARS = 300;
 
-/** The endpoint could not be used: unreachable, an HTTP error, a reply that is not a chat completion, a timeout. */
-export class ModelError extends Error {
+/**
+ * The endpoint could not be used: unreachable, an HTTP error, a reply that is not a chat completion, a timeout.
+ * Retryable unless said otherwise: an outage may be over by the activity's next attempt.
+ */
+export class ModelError extends ActorFailedError {
   override name = 'ModelError';
+
+  constructor(message: string, retryable = true) {
+    super(message, retryable);
+  }
 }
 
-/** The endpoint answered with an HTTP error; `status` lets a caller tell a bad request from an outage. */
+/**
+ * The endpoint answered with an HTTP error; `status` tells a bad request (the same request fails again) from an
+ * outage or a rate limit (5xx, 429: worth another attempt).
+ */
 export class ModelHttpError extends ModelError {
   override name = 'ModelHttpError';
 
@@ -56,12 +66,12 @@ export class ModelHttpError extends ModelError {
     readonly status: number,
     readonly body: string,
   ) {
-    super(message);
+    super(message, status >= 500 || status === 429);
   }
 }
 
-/** The model answered, but not with what was asked, as many times as it was allowed to try. */
-export class ModelOutputError extends Error {
+/** The model answered, but not with what was asked, as many times as it was allowed to try: never retryable. */
+export class ModelOutputError extends ActorFailedError {
   override name = 'ModelOutputError';
 
   constructor(
@@ -70,7 +80,7 @@ export class ModelOutputError extends Error {
     /** The last reply's content, for the error's details. */
     readonly raw: string,
   ) {
-    super(message);
+    super(message, false);
   }
 }
 

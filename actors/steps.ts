@@ -4,7 +4,7 @@
  * refuse paths that leave it by text (`..`, absolute) or by symbolic link (a literal path is checked component by
  * component, a glob never descends into a linked directory, and `replace` never reads or rewrites through a link),
  * refuse read-only projects, substitute a value into a command only where its shell quoting holds (see
- * checkCommandTemplate), and give commands a minimal environment (see commandEnv): never the worker's secrets.
+ * domain/shell.ts), and give commands a minimal environment (see commandEnv): never the worker's secrets.
  */
 import { spawn } from 'node:child_process';
 import { constants as fsConstants, promises as fs } from 'node:fs';
@@ -19,9 +19,13 @@ import {
   describeStep,
   renderTemplate,
   shellQuote,
+  stepProject,
+  templateValues,
   TemplateError,
 } from '../domain/steps';
-import type { ValidationOutcome, Workspace } from './types';
+import { argumentVariableName, commandTemplateProblem } from '../domain/shell';
+import type { Workspace } from '../domain/project-link';
+import type { ValidationOutcome } from './types';
 
 /** What a step may use: templates read the plan, paths resolve in the workspaces, commands stop on the signal. */
 export interface StepEnv {
@@ -80,7 +84,7 @@ export async function runStep(step: Step, env: StepEnv): Promise<StepReport> {
   try {
     const sandbox = await sandboxRoot(workspace);
     const outcome = await perform(step, sandbox, values, env);
-    return { description, project: workspace.project, ...outcome };
+    return { description, project: workspace.projectName, ...outcome };
   } catch (error) {
     if (env.signal.aborted) throw env.signal.reason;
     if (error instanceof StepError) throw error;
@@ -124,39 +128,9 @@ export async function runValidation(command: string, env: StepEnv): Promise<Vali
 
 /** The workspace a step runs in: the named project (by name or alias), else the first writable one. */
 export function targetWorkspace(project: string | null, workspaces: readonly Workspace[]): Workspace {
-  if (project === null) {
-    // Chosen by the link alone (not by whether a sandbox exists yet), so Strategize and Execute agree on it.
-    const writable = workspaces.find((w) => !w.readOnly);
-    if (writable === undefined) {
-      throw new StepError('the plan has no writable project: every linked project is read-only');
-    }
-    return writable;
-  }
-  const workspace = workspaces.find((w) => w.project === project || w.alias === project);
-  if (workspace === undefined) {
-    const known = workspaces.map((w) => (w.alias === null ? w.project : `${w.project} (${w.alias})`));
-    throw new StepError(
-      `the step targets project "${project}", which is not linked to this plan` +
-        (known.length > 0 ? ` (linked: ${known.join(', ')})` : ''),
-    );
-  }
-  if (workspace.readOnly) {
-    throw new StepError(`the step targets project ${workspace.project}, which is linked read-only`);
-  }
-  return workspace;
-}
-
-/** Null arguments (from plans created before arguments were typed) have no value to substitute, so they are left out. */
-export function templateValues(plan: PlanSpec, workspace: Workspace): Record<string, TemplateValue> {
-  const values: Record<string, TemplateValue> = {};
-  for (const [name, value] of Object.entries(plan.arguments)) {
-    if (value !== null) values[name] = value;
-  }
-  values['plan.id'] = plan.planId;
-  values['plan.name'] = plan.name;
-  values['project.name'] = workspace.project;
-  values['project.alias'] = workspace.alias ?? workspace.project;
-  return values;
+  const found = stepProject(project, workspaces);
+  if (!found.ok) throw new StepError(found.reason);
+  return found.link;
 }
 
 function render(
@@ -180,156 +154,9 @@ function renderCommand(
   plan: PlanSpec,
   what: string,
 ): string {
-  const misplaced = checkCommandTemplate(template);
-  if (misplaced !== null) {
-    const { placeholder, name, context } = misplaced;
-    const variable = argumentVariable(plan, name);
-    const instead =
-      context === 'quotes'
-        ? 'write it bare (it is quoted for you)' + (variable === null ? '' : ` or use $${variable}`)
-        : variable === null
-          ? 'write it bare, as a word of its own'
-          : `write it bare, as a word of its own, or use $${variable}`;
-    throw new StepError(`${what}: ${placeholder} ${MISPLACED[context]}; ${instead}`);
-  }
+  const problem = commandTemplateProblem(template, plan);
+  if (problem !== null) throw new StepError(`${what}: ${problem}`);
   return render(template, values, what, shellQuote);
-}
-
-/** Where a placeholder may stand in a command without its single quotes being defeated. */
-export type PlaceholderContext =
-  'quotes' | 'backticks' | 'comment' | 'here-document' | 'backslash' | 'dollar';
-
-const MISPLACED: Record<PlaceholderContext, string> = {
-  quotes: 'is inside quotes in the command',
-  backticks: 'is inside `...` in the command, where the quoting added to it does not hold',
-  comment: 'is inside a comment in the command, which a line break in the value would end',
-  'here-document': 'is inside a here-document in the command, where it is not quoted',
-  backslash: 'follows a backslash in the command, which would unquote it',
-  dollar: 'follows a `$` in the command, which would change how it is quoted',
-};
-
-const COMMAND_PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
-/** Characters after which a `#` starts a comment (a word begins there). */
-const WORD_BREAK = /[\s;&|()<>]/;
-
-/**
- * The first placeholder of a command template that stands where shellQuote cannot keep its value one literal word,
- * scanning the template as /bin/sh parses it: inside '...' or "..." (`echo "{{msg}}"` with msg `$(id)` would run
- * id), inside `...` (re-parsed, so a backquote in the value ends it), in a comment (a line break in the value
- * starts a command), in a here-document body or delimiter (not quoted at all), or right after a backslash or a `$`
- * (which turn the opening quote into a literal or into $'...'). Null when every placeholder is a bare word (or
- * part of one: `--name={{x}}`, `'prefix '{{x}}`). Conservative: a placeholder in `"$(...)"` is refused too.
- */
-export function checkCommandTemplate(
-  template: string,
-): { placeholder: string; name: string; context: PlaceholderContext } | null {
-  const spans = new Map<number, RegExpExecArray>();
-  for (const match of template.matchAll(COMMAND_PLACEHOLDER)) spans.set(match.index, match);
-  const at = (index: number, context: PlaceholderContext) => {
-    const span = spans.get(index);
-    return span === undefined ? null : { placeholder: span[0], name: (span[1] ?? '').trim(), context };
-  };
-  /** The first placeholder starting in [from, to), as `context`. */
-  const within = (from: number, to: number, context: PlaceholderContext) => {
-    for (let k = from; k < to; k++) if (spans.has(k)) return at(k, context);
-    return null;
-  };
-  let state: 'plain' | 'single' | 'double' | 'backtick' | 'comment' = 'plain';
-  let wordStart = true;
-  const heredocs: { delimiter: string; stripTabs: boolean }[] = [];
-  let i = 0;
-  while (i < template.length) {
-    const span = spans.get(i);
-    if (span !== undefined) {
-      if (state === 'single' || state === 'double') return at(i, 'quotes');
-      if (state === 'backtick') return at(i, 'backticks');
-      if (state === 'comment') return at(i, 'comment');
-      if (template[i - 1] === '$') return at(i, 'dollar');
-      i += span[0].length;
-      wordStart = false;
-      continue;
-    }
-    const c = template[i] ?? '';
-    if (c === '\\' && state !== 'single' && state !== 'comment') {
-      const escaped = at(
-        i + 1,
-        state === 'double' ? 'quotes' : state === 'backtick' ? 'backticks' : 'backslash',
-      );
-      if (escaped !== null) return escaped;
-      i += 2;
-      wordStart = false;
-      continue;
-    }
-    if (state === 'single') {
-      if (c === "'") state = 'plain';
-    } else if (state === 'double') {
-      if (c === '"') state = 'plain';
-    } else if (state === 'backtick') {
-      if (c === '`') state = 'plain';
-    } else if (c === '\n') {
-      // A line break ends a comment, and the here-documents opened on the line start after it.
-      state = 'plain';
-      i++;
-      for (const { delimiter, stripTabs } of heredocs.splice(0)) {
-        while (i < template.length) {
-          const end = template.indexOf('\n', i) === -1 ? template.length : template.indexOf('\n', i);
-          const line = template.slice(i, end);
-          const inBody = within(i, end, 'here-document');
-          i = end + 1;
-          if ((stripTabs ? line.replace(/^\t+/, '') : line) === delimiter) break;
-          if (inBody !== null) return inBody;
-        }
-      }
-      wordStart = true;
-      continue;
-    } else if (state === 'comment') {
-      // Nothing but a line break ends a comment.
-    } else if (c === "'") {
-      state = 'single';
-    } else if (c === '"') {
-      state = 'double';
-    } else if (c === '`') {
-      state = 'backtick';
-    } else if (c === '#' && wordStart) {
-      state = 'comment';
-    } else if (template.startsWith('<<<', i)) {
-      i += 3; // A here-string: the word after it is an ordinary word.
-      wordStart = true;
-      continue;
-    } else if (template.startsWith('<<', i)) {
-      let j = i + 2;
-      const stripTabs = template[j] === '-';
-      if (stripTabs) j++;
-      while (template[j] === ' ' || template[j] === '\t') j++;
-      const from = j;
-      let delimiter = '';
-      let quote: string | null = null;
-      for (; j < template.length; j++) {
-        const d = template[j] ?? '';
-        if (quote !== null) {
-          if (d === quote) quote = null;
-          else delimiter += d;
-        } else if (d === "'" || d === '"') {
-          quote = d;
-        } else if (d === '\\') {
-          delimiter += template[++j] ?? '';
-        } else if (WORD_BREAK.test(d)) {
-          break;
-        } else {
-          delimiter += d;
-        }
-      }
-      const inDelimiter = within(from, j, 'here-document');
-      if (inDelimiter !== null) return inDelimiter;
-      heredocs.push({ delimiter, stripTabs });
-      i = j;
-      wordStart = true;
-      continue;
-    }
-    wordStart = state === 'plain' && WORD_BREAK.test(c);
-    i++;
-  }
-  return null;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -337,11 +164,11 @@ export function checkCommandTemplate(
 
 /** The sandbox's real path: every containment check compares real paths, so a symlinked temp dir still works. */
 async function sandboxRoot(workspace: Workspace): Promise<string> {
-  if (workspace.sandbox === null) throw new StepError(`project ${workspace.project} has no sandbox`);
+  if (workspace.sandbox === null) throw new StepError(`project ${workspace.projectName} has no sandbox`);
   try {
     return await fs.realpath(workspace.sandbox);
   } catch {
-    throw new StepError(`the sandbox of ${workspace.project} (${workspace.sandbox}) does not exist`);
+    throw new StepError(`the sandbox of ${workspace.projectName} (${workspace.sandbox}) does not exist`);
   }
 }
 
@@ -627,18 +454,6 @@ async function perform(
 
 /** The worker's variables a command still sees: what tools need to run, nothing the worker holds (keys, URLs). */
 const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'TERM', 'CI'] as const;
-
-/** The environment variable holding a template name's value in a command, or null when there is none. */
-function argumentVariable(plan: PlanSpec, name: string): string | null {
-  if (name === 'plan.id') return 'CLEVERAGENTS_PLAN_ID';
-  const reserved = ['plan.name', 'project.name', 'project.alias'];
-  const value = Object.prototype.hasOwnProperty.call(plan.arguments, name) ? plan.arguments[name] : undefined;
-  return reserved.includes(name) || value === undefined || value === null ? null : argumentVariableName(name);
-}
-
-function argumentVariableName(name: string): string {
-  return `CLEVERAGENTS_ARG_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
-}
 
 /**
  * A command's whole environment: a few of the worker's variables (INHERITED_ENV, those set), the plan id, and the

@@ -10,7 +10,8 @@
 import type { DecisionLog } from '../domain/decision-log';
 import type { WorkPhase } from '../domain/lifecycle';
 import type { PlanInvariant, PlanSpec } from '../domain/plan';
-import type { Step } from '../domain/steps';
+import type { Workspace } from '../domain/project-link';
+import type { ActionDefinition, Strategy } from '../domain/steps';
 
 export const ACTOR_ROLES = ['strategy', 'execution', 'estimation', 'invariant'] as const;
 export type ActorRole = (typeof ACTOR_ROLES)[number];
@@ -26,32 +27,6 @@ export interface ContextFile {
   size: number;
   /** UTF-8 text; null for a binary file (its hash and size still count). */
   content: string | null;
-}
-
-/** A linked project as an actor sees it. */
-export interface Workspace {
-  /** Namespaced project name. */
-  project: string;
-  alias: string | null;
-  readOnly: boolean;
-  /** The project root: read it, never write it (Apply alone writes there). */
-  root: string;
-  /** The sandbox copy to work in; null for a read-only link (nothing to write). */
-  sandbox: string | null;
-}
-
-/** What the action says to do, pinned with the plan at creation. */
-export interface ActionDefinition {
-  steps: Step[];
-  /** A shell command run in the sandbox after the steps; null: no validation. */
-  validation: string | null;
-}
-
-/** Strategize's product: the steps Execute will run. */
-export interface Strategy {
-  steps: Step[];
-  validation: string | null;
-  summary: string;
 }
 
 /** Passed to every actor call. */
@@ -145,4 +120,20 @@ export interface ActorSet {
 
 export class UnknownActorError extends Error {
   override name = 'UnknownActorError';
+}
+
+/**
+ * An actor could not do its part. `retryable` says whether asking again later may succeed (an endpoint that is
+ * down) or cannot (a model that keeps answering out of shape, a request refused as invalid): the activities turn
+ * the second kind into a non-retryable ActorFailed instead of spending the retry policy on it.
+ */
+export class ActorFailedError extends Error {
+  override name = 'ActorFailedError';
+
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+  }
 }

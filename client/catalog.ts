@@ -9,39 +9,21 @@ import { automationProfileSchema, projectSchema } from '../domain/catalog';
 import type { Action, AutomationProfile, Project } from '../domain/catalog';
 import { parseNamespacedName } from '../domain/resolve';
 import { describeZodError } from '../domain/schemas';
-import { createCatalogStore } from '../storage/catalog';
+import { REPO_ROOT } from '../config/paths';
+import { createStores } from '../storage';
+import type { Stores } from '../storage';
 import { resolveDatabaseUrl, sharedPrismaClient } from '../storage/prisma';
-import { REPO_ROOT } from '../storage/sqlite';
-import { createPlanStore } from '../storage/plans';
-import { createChangesetStore } from '../storage/changesets';
-import { createInvariantStore } from '../storage/invariants';
-import type { InvariantStore } from '../storage/invariants';
-import type { ChangesetStore } from '../storage/changesets';
-import { createDecisionStore } from '../storage/decisions';
-import type { CatalogStore, DecisionStore, PlanStore } from '../storage/types';
+import type { CatalogStore } from '../storage/types';
 import type { ClientConfig } from './config';
 import { PlanClientError } from './errors';
 
 export const BUILT_IN_ACTIONS_DIR = path.join(REPO_ROOT, 'actions');
 
-export interface Stores {
-  plans: PlanStore;
-  catalog: CatalogStore;
-  decisions: DecisionStore;
-  changesets: ChangesetStore;
-  invariants: InvariantStore;
-}
+export type { Stores };
 
 /** The database alone: lists, records and the catalog need no Temporal server. */
 export function openStores(config: Pick<ClientConfig, 'databaseUrl'>): Stores {
-  const prisma = sharedPrismaClient(resolveDatabaseUrl(config.databaseUrl));
-  return {
-    plans: createPlanStore(prisma),
-    catalog: createCatalogStore(prisma),
-    decisions: createDecisionStore(prisma),
-    changesets: createChangesetStore(prisma),
-    invariants: createInvariantStore(prisma),
-  };
+  return createStores(sharedPrismaClient(resolveDatabaseUrl(config.databaseUrl)));
 }
 
 export function parseName(kind: string, raw: string): string {

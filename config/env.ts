@@ -3,7 +3,7 @@
  * process composes its own zod schema from these, so a rule or a default cannot differ between them.
  */
 import { z } from 'zod';
-import { TASK_QUEUE } from '../workflows/definitions';
+import { TASK_QUEUE } from '../domain/ids';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -4,9 +4,10 @@
  * live next to them in domain/.
  */
 import { z } from 'zod';
-import { ARGUMENT_KEY_PATTERN } from './plan';
+import { ARGUMENT_KEY_PATTERN, noActorRefs } from './plan';
 import { AUTOMATION_LEVELS } from './lifecycle';
-import { actorRefsSchema, namespacedNameSchema, tagSchema } from './schemas';
+import { actorRefsSchema, namespacedNameSchema, profileThresholdsSchema, tagSchema } from './schemas';
+import type { ProfileSnapshot } from './schemas';
 import { stepSchema } from './steps';
 
 export const ARGUMENT_TYPES = ['string', 'integer', 'number', 'boolean'] as const;
@@ -38,12 +39,7 @@ export const actionSchema = z.object({
   arguments: z.array(argumentDefinitionSchema).default([]),
   defaultAutomationLevel: z.enum(AUTOMATION_LEVELS).default('MANUAL'),
   defaultProfile: namespacedNameSchema.nullable().default(null),
-  actors: actorRefsSchema.default({
-    strategyActor: null,
-    executionActor: null,
-    estimationActor: null,
-    invariantActor: null,
-  }),
+  actors: actorRefsSchema.default(noActorRefs),
   /** Promoted to PLAN scope, with `source_name` = the action, at `plan use`. */
   invariants: z.array(z.string().trim().min(1, 'must not be empty')).default([]),
   definitionOfDone: z.string().trim().min(1).nullable().default(null),
@@ -73,12 +69,9 @@ export const automationProfileSchema = z.object({
   name: namespacedNameSchema,
   description: z.string().default(''),
   automationLevel: z.enum(AUTOMATION_LEVELS),
-  /** A decision below this confidence stops automatic advance and waits for a person. */
-  minDecisionConfidence: z.number().min(0).max(1).default(0.8),
-  /** How many times a failed Execute step is retried automatically (auto-debug) before the plan is ERRORED. */
-  maxAutoRetries: z.number().int().min(0).max(20).default(DEFAULT_MAX_AUTO_RETRIES),
-  /** How long a gate waits for approval before the plan is flagged; null waits indefinitely. */
-  approvalTimeoutSeconds: z.number().int().positive().nullable().default(null),
+  minDecisionConfidence: profileThresholdsSchema.shape.minDecisionConfidence.default(0.8),
+  maxAutoRetries: profileThresholdsSchema.shape.maxAutoRetries.default(DEFAULT_MAX_AUTO_RETRIES),
+  approvalTimeoutSeconds: profileThresholdsSchema.shape.approvalTimeoutSeconds.default(null),
 });
 export type AutomationProfile = z.infer<typeof automationProfileSchema>;
 
@@ -88,4 +81,19 @@ export interface Stored<T> {
   builtIn: boolean;
   createdAt: string;
   updatedAt: string;
+}
+
+/**
+ * The `effective_profile_snapshot` a plan freezes at creation (seed 000): the profile's name, level and
+ * thresholds, as a fresh object sharing nothing with the profile, so later edits of the profile (or of the object
+ * passed in) never reach an existing plan.
+ */
+export function profileSnapshot(profile: AutomationProfile): ProfileSnapshot {
+  return {
+    name: profile.name,
+    automationLevel: profile.automationLevel,
+    minDecisionConfidence: profile.minDecisionConfidence,
+    maxAutoRetries: profile.maxAutoRetries,
+    approvalTimeoutSeconds: profile.approvalTimeoutSeconds,
+  };
 }

@@ -6,6 +6,8 @@
  * This module is pure (no fs, no crypto): the workflow bundle may import it, and the path rules are unit-tested here.
  */
 
+import type { Workspace } from './project-link';
+
 export const CHANGE_OPERATIONS = ['CREATE', 'MODIFY', 'DELETE', 'MOVE'] as const;
 export type ChangeOperation = (typeof CHANGE_OPERATIONS)[number];
 
@@ -33,17 +35,8 @@ export interface FileChange {
 
 // Type aliases, not interfaces: they are stored as Prisma Json, which refuses interface types.
 
-/** A project as Execute saw it: Apply writes under `root` and nowhere else. */
-export type ChangesetProject = {
-  /** Namespaced project name. */
-  name: string;
-  alias: string | null;
-  /** Absolute path of the project root when Execute ran (the catalog's path then). */
-  root: string;
-  readOnly: boolean;
-  /** Where Execute worked for this project (null for a read-only link, which is not copied). */
-  sandbox: string | null;
-};
+/** A project as Execute saw it: Apply writes under its `root` and nowhere else. */
+export type ChangesetProject = Workspace;
 
 export interface Changeset {
   changesetId: string;

@@ -211,6 +211,13 @@ export interface CorrectedDecision {
   parentSeq: number | null;
 }
 
+/** What a correction wrote: the person's intervention, the correcting decision, and the decision it replaced. */
+export interface CorrectionIds {
+  interventionDecisionId: string;
+  correctionDecisionId: string;
+  supersededDecisionId: string;
+}
+
 export interface CorrectionRequest {
   by: string;
   chosenOption: string;

@@ -3,6 +3,9 @@
 /** Crockford base32, 26 characters, first character at most 7 (48-bit timestamp). */
 const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 
+/** The task queue plan workflows and their activities run on, unless a deployment names another. */
+export const TASK_QUEUE = 'cleveragents-plans';
+
 export const PLAN_WORKFLOW_PREFIX = 'plan-';
 
 export function isUlid(value: string): boolean {

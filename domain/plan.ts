@@ -7,6 +7,30 @@ import type { ActorRefs, PlanInvariant, PlanSpec, ProfileSnapshot, ProjectLink }
 
 export type { ActorRefs, PlanInvariant, PlanSpec, ProfileSnapshot, ProjectLink } from './schemas';
 
+/** What can happen to a plan, in the words of its event log (the `plan_events` table, `agents plan watch`). */
+export const PLAN_EVENT_TYPES = [
+  'PLAN_CREATED',
+  'PHASE_STARTED',
+  'PHASE_COMPLETED',
+  'PHASE_FAILED',
+  'AWAITING_APPROVAL',
+  'PHASE_ADVANCED',
+  'PHASE_RETRIED',
+  'DECISION_CORRECTED',
+  'INVARIANT_VIOLATED',
+  'PLAN_APPLIED',
+  'PLAN_CANCELLED',
+] as const;
+export type PlanEventType = (typeof PLAN_EVENT_TYPES)[number];
+
+/** The name the engine itself goes by: the actor of the decisions it records, and who recorded its own events. */
+export const WORKFLOW_ACTOR = 'workflow';
+
+/** A plan that names no actor for any role: each role falls back to the worker's default actor. */
+export function noActorRefs(): ActorRefs {
+  return { strategyActor: null, executionActor: null, estimationActor: null, invariantActor: null };
+}
+
 export const ARGUMENT_KEY_PATTERN = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 
 export interface PlanError {
@@ -112,12 +136,7 @@ export function withInputDefaults(input: PlanSpec): PlanSpec {
       id: inv.id ?? null,
       rule: inv.rule ?? null,
     })),
-    actors: partial.actors ?? {
-      strategyActor: null,
-      executionActor: null,
-      estimationActor: null,
-      invariantActor: null,
-    },
+    actors: partial.actors ?? noActorRefs(),
     tags: partial.tags ?? [],
     steps: partial.steps ?? [],
     validation: partial.validation ?? null,

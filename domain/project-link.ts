@@ -15,6 +15,18 @@
 import { ALIAS_PATTERN, namespacedNameSchema } from './schemas';
 import type { ProjectLink } from './schemas';
 
+/**
+ * A linked project with its places on disk, as Execute, the actors and a stored changeset see it: the link itself
+ * (name, alias, read-only), the project root (read, never written but by Apply) and the sandbox copy to work in
+ * (null for a read-only link, which is not copied, and before Execute made one). A type alias, not an interface:
+ * changesets store it as Prisma Json, which refuses interface types.
+ */
+export type Workspace = ProjectLink & {
+  /** Absolute path of the project root (the catalog's path when the plan ran). */
+  root: string;
+  sandbox: string | null;
+};
+
 export type ProjectLinkResult = { ok: true; link: ProjectLink } | { ok: false; error: string };
 
 export const READ_ONLY_FLAG = 'ro';

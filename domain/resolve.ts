@@ -6,7 +6,7 @@
  */
 import { resolveArguments } from './arguments';
 import type { Action, AutomationProfile, Project } from './catalog';
-import { profileSnapshot } from './catalog-view';
+import { profileSnapshot } from './catalog';
 import { inheritedInvariantSet } from './invariant';
 import type { StoredInvariant } from './invariant';
 import type { AutomationLevel } from './lifecycle';

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { AUTOMATION_LEVELS, PHASES, PROCESSING_STATES } from './lifecycle';
 import { isUlid } from './ids';
-import { ARGUMENT_KEY_PATTERN } from './plan';
+import { ARGUMENT_KEY_PATTERN, noActorRefs } from './plan';
 import { stepSchema } from './steps';
 import { invariantRuleSchema } from './invariant-rule';
 
@@ -67,13 +67,21 @@ export const actorRefsSchema = z.object({
 });
 export type ActorRefs = z.infer<typeof actorRefsSchema>;
 
+/** An automation profile's thresholds and their limits: the profile (domain/catalog.ts) adds its defaults. */
+export const profileThresholdsSchema = z.object({
+  /** A decision below this confidence stops automatic advance and waits for a person. */
+  minDecisionConfidence: z.number().min(0).max(1),
+  /** How many times a failed Execute step is retried automatically (auto-debug) before the plan is ERRORED. */
+  maxAutoRetries: z.number().int().min(0).max(20),
+  /** How long a gate waits for approval before the plan is flagged; null waits indefinitely. */
+  approvalTimeoutSeconds: z.number().int().positive().nullable(),
+});
+
 /** The thresholds of an automation profile, frozen into a plan at creation (`effective_profile_snapshot`). */
 export const profileSnapshotSchema = z.object({
   name: namespacedNameSchema,
   automationLevel: z.enum(AUTOMATION_LEVELS),
-  minDecisionConfidence: z.number().min(0).max(1),
-  maxAutoRetries: z.number().int().min(0).max(20),
-  approvalTimeoutSeconds: z.number().int().positive().nullable(),
+  ...profileThresholdsSchema.shape,
 });
 export type ProfileSnapshot = z.infer<typeof profileSnapshotSchema>;
 
@@ -99,12 +107,7 @@ export const planSpecSchema = z
     automationProfileName: namespacedNameSchema.nullable().default(null),
     effectiveProfileSnapshot: profileSnapshotSchema.nullable().default(null),
     invariants: z.array(planInvariantSchema).default([]),
-    actors: actorRefsSchema.default({
-      strategyActor: null,
-      executionActor: null,
-      estimationActor: null,
-      invariantActor: null,
-    }),
+    actors: actorRefsSchema.default(noActorRefs),
     tags: z.array(tagSchema).default([]),
     /** The action's steps and validation command, pinned at creation: editing the action later changes no plan. */
     steps: z.array(stepSchema).default([]),

@@ -32,6 +32,7 @@
  * Pure: no fs, no process; the actors in actors/ run the steps.
  */
 import { z } from 'zod';
+import type { PlanSpec, ProjectLink } from './schemas';
 
 export const STEP_KINDS = ['create', 'replace', 'move', 'delete', 'run'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
@@ -257,6 +258,72 @@ export function describeStep(step: Step): string {
     }
   })();
   return step.description === null ? what : `${what} (${step.description})`;
+}
+
+/** What the action says to do, pinned with the plan at creation. */
+export interface ActionDefinition {
+  steps: Step[];
+  /** A shell command run in the sandbox after the steps; null: no validation. */
+  validation: string | null;
+}
+
+/** Strategize's product, pinned for Execute: the steps it will run, and how their result is validated. */
+export interface Strategy extends ActionDefinition {
+  summary: string;
+}
+
+/**
+ * The linked project a step works in: the one it names (by name or alias), else the first writable one. Chosen by
+ * the link alone (not by whether a sandbox exists yet), so Strategize, a model's proposal and Execute agree on it.
+ */
+export function stepProject<T extends ProjectLink>(
+  project: string | null,
+  links: readonly T[],
+): { ok: true; link: T } | { ok: false; reason: string } {
+  if (project === null) {
+    const writable = links.find((link) => !link.readOnly);
+    return writable === undefined
+      ? { ok: false, reason: 'the plan has no writable project: every linked project is read-only' }
+      : { ok: true, link: writable };
+  }
+  const link = links.find((l) => l.projectName === project || l.alias === project);
+  if (link === undefined) {
+    const known = links.map((l) =>
+      l.alias === null ? l.projectName : `${l.projectName} (alias ${l.alias})`,
+    );
+    return {
+      ok: false,
+      reason:
+        `the step targets project "${project}", which is not linked to this plan` +
+        (known.length > 0 ? ` (linked: ${known.join(', ')})` : ''),
+    };
+  }
+  if (link.readOnly) {
+    return {
+      ok: false,
+      reason: `the step targets project ${link.projectName}, which is linked read-only: steps may only work in writable projects`,
+    };
+  }
+  return { ok: true, link };
+}
+
+/** The names every step's templates may use besides the plan's arguments. */
+export const RESERVED_TEMPLATE_NAMES = ['plan.id', 'plan.name', 'project.name', 'project.alias'] as const;
+
+/**
+ * The values a step's templates are filled with: the plan's arguments, then the plan's and the step's project's
+ * names. Null arguments (from plans created before arguments were typed) have no value, so they are left out.
+ */
+export function templateValues(plan: PlanSpec, link: ProjectLink): Record<string, TemplateValue> {
+  const values: Record<string, TemplateValue> = {};
+  for (const [name, value] of Object.entries(plan.arguments)) {
+    if (value !== null) values[name] = value;
+  }
+  values['plan.id'] = plan.planId;
+  values['plan.name'] = plan.name;
+  values['project.name'] = link.projectName;
+  values['project.alias'] = link.alias ?? link.projectName;
+  return values;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

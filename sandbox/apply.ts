@@ -4,19 +4,14 @@
  * outside a project root or through a symbolic link, and a file that moved on since Execute is never overwritten.
  * A retried Apply (after a crash half-way) recognises what it already wrote and finishes the rest.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { lstat, mkdir, open, realpath, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
-
 import { CHANGE_OPERATIONS, checkRelativePath, countChanges, sortChanges } from '../domain/changeset';
 import type { ApplyResult, Changeset, FileChange } from '../domain/changeset';
-
-/** SHA-256 as lowercase hex: the hash the changeset records for every file (strings hash as UTF-8). */
-export function sha256(bytes: Uint8Array | string): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
+import { sha256 } from '../lib/sha256';
 
 /** How many problems a refusal's message spells out; the rest are in `problems`. */
 const PROBLEMS_IN_MESSAGE = 5;
@@ -124,7 +119,7 @@ async function inspectChangeset(changeset: Changeset): Promise<Inspection> {
   const readOnlyRoots: ReadOnlyRoot[] = [];
   for (const project of changeset.projects) {
     if (project.readOnly && path.isAbsolute(project.root)) {
-      readOnlyRoots.push({ name: project.name, realRoot: await realPathSoFar(project.root) });
+      readOnlyRoots.push({ name: project.projectName, realRoot: await realPathSoFar(project.root) });
     }
   }
 
@@ -144,26 +139,28 @@ async function inspectChangeset(changeset: Changeset): Promise<Inspection> {
 
     for (const relative of touchedPaths(change)) claim(`${change.project}\0${relative}`, index, label);
 
-    const project = changeset.projects.find((p) => p.name === change.project);
+    const project = changeset.projects.find((p) => p.projectName === change.project);
     if (project === undefined) {
       problems.push(`${label}: project ${q(change.project)} is not part of the changeset`);
       continue;
     }
     if (project.readOnly) {
-      problems.push(`${label}: targets read-only project link ${q(project.name)}; Apply never writes to it`);
+      problems.push(
+        `${label}: targets read-only project link ${q(project.projectName)}; Apply never writes to it`,
+      );
       continue;
     }
-    let root = roots.get(project.name);
+    let root = roots.get(project.projectName);
     if (root === undefined) {
       root = resolveRoot(project.root);
-      roots.set(project.name, root);
+      roots.set(project.projectName, root);
     }
     const resolved = await root;
     if ('problem' in resolved) {
       problems.push(`${label}: ${resolved.problem}`);
       continue;
     }
-    realRoots.set(project.name, resolved.realRoot);
+    realRoots.set(project.projectName, resolved.realRoot);
     if (shapeProblems.length > 0) continue;
 
     const verdict = await inspectChange(change, resolved.realRoot);
@@ -306,7 +303,7 @@ interface LocationPath {
   real: string;
 }
 
-type Verdict =
+type ChangeVerdict =
   | { status: 'problems'; problems: string[]; locations: LocationPath[] }
   | { status: 'applied'; locations: LocationPath[] }
   | {
@@ -318,7 +315,7 @@ type Verdict =
     };
 
 /** What the change finds on disk: to be written, already written, or why it must not be. */
-async function inspectChange(change: FileChange, realRoot: string): Promise<Verdict> {
+async function inspectChange(change: FileChange, realRoot: string): Promise<ChangeVerdict> {
   try {
     const target = await locate(realRoot, change.path, false);
     if ('problem' in target) return { status: 'problems', problems: [target.problem], locations: [] };
@@ -497,7 +494,7 @@ async function readState(location: Location): Promise<FileState> {
 async function perform(
   change: FileChange,
   realRoot: string,
-  verdict: Extract<Verdict, { status: 'apply' }>,
+  verdict: Extract<ChangeVerdict, { status: 'apply' }>,
 ): Promise<void> {
   switch (change.operation) {
     case 'CREATE':

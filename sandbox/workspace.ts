@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { checkRelativePath, sortChanges, type FileChange } from '../domain/changeset';
-import { sha256 } from './apply';
+import { sha256, sha256Stream } from '../lib/sha256';
 
 /**
  * Execute works on a copy of each writable project, and the changeset is what the run changed in that copy: the
@@ -105,7 +104,7 @@ async function copyFile(from: string, to: string): Promise<string | null> {
   try {
     const stats = await source.stat();
     if (!stats.isFile()) return null;
-    const hash = createHash('sha256');
+    const hash = sha256Stream();
     await pipeline(
       source.createReadStream({ autoClose: false }),
       async function* (chunks: AsyncIterable<Buffer>) {

@@ -13,7 +13,7 @@ import { ulid } from 'ulid';
 import type { DecisionWrite } from '../activities/contracts';
 import type { DecisionType } from '../domain/decision';
 import { planSpecSchema } from '../domain/schemas';
-import { treeRows } from '../domain/tree-view';
+import { treeRows } from '../client/render/tree-view';
 import { createDecisionStore } from '../storage/decisions';
 import { migrateDatabase } from '../storage/migrate';
 import { createPlanStore } from '../storage/plans';
@@ -93,7 +93,7 @@ async function main(): Promise<void> {
           event: 'PHASE_STARTED',
           phase: 'STRATEGIZE',
           state: 'PROCESSING',
-          actor: 'bench',
+          recordedBy: 'bench',
           message: null,
           error: null,
           decisions: decisionBatch(first, Math.min(BATCH, DECISIONS - first)),

@@ -7,9 +7,10 @@ import { z } from 'zod';
 import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
 import { loadModelConfig } from '../actors/model-config';
 import type { ModelConfig } from '../actors/model-config';
-import { DEFAULT_DATABASE_URL, resolveSandboxDir } from '../storage/sqlite';
+import { DATA_DIR, REPO_ROOT, resolveSandboxDir } from '../config/paths';
+import { DEFAULT_DATABASE_URL } from '../storage/sqlite';
 
-export const REPO_ROOT = path.resolve(__dirname, '..');
+export { REPO_ROOT };
 
 /** Value of TEMPORAL_DB_FILE that keeps the dev server's state in memory. */
 export const IN_MEMORY = ':memory:';
@@ -17,7 +18,7 @@ export const IN_MEMORY = ':memory:';
 const envSchema = z.object({
   ...sharedEnvFields,
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65_535).default(8233),
-  TEMPORAL_DB_FILE: z.string().default(path.join(REPO_ROOT, '.data', 'temporal.db')),
+  TEMPORAL_DB_FILE: z.string().default(path.join(DATA_DIR, 'temporal.db')),
   DATABASE_URL: sharedEnvFields.DATABASE_URL.default(DEFAULT_DATABASE_URL),
   // Read by ensureTemporalCli itself; listed so a bad value is reported with the rest.
   TEMPORAL_CLI: z.string().optional(),

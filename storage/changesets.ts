@@ -1,5 +1,5 @@
 /**
- * Changesets (what Execute produced) and the plan's context files. A changeset is keyed by (plan, Execute run): a
+ * Changesets: what Execute produced. A changeset is keyed by (plan, Execute run): a
  * retried Execute activity replaces the changeset of its own run and keeps its id, so the plan never points at a
  * changeset that a retry orphaned. Apply's result is stored on the changeset, so a retried Apply returns it.
  */
@@ -8,7 +8,7 @@ import type { ApplyResult, Changeset, ChangesetProject, FileChange } from '../do
 import { CHANGE_OPERATIONS, sortChanges } from '../domain/changeset';
 import { ulid } from 'ulid';
 import { PlanNotFoundError } from './errors';
-import type { PlanContextFile, PrismaClient } from './generated/prisma/client';
+import type { PrismaClient } from './generated/prisma/client';
 import { claimWriteLock } from './lock';
 import { parseTime } from './time';
 
@@ -20,21 +20,6 @@ export interface SaveChangesetInput {
   createdAt: string;
 }
 
-export interface ContextFileInput {
-  path: string;
-  sha256: string;
-  content: Uint8Array;
-}
-
-export interface StoredContextFile {
-  path: string;
-  sha256: string;
-  size: number;
-  binary: boolean;
-  addedBy: string;
-  addedAt: string;
-}
-
 export interface ChangesetStore {
   /** Stores the changeset of one Execute run; a second call for the same run replaces it and keeps the id. */
   save(input: SaveChangesetInput): Promise<string>;
@@ -43,23 +28,27 @@ export interface ChangesetStore {
   latestForPlan(planId: string): Promise<Changeset | null>;
   getApplyResult(changesetId: string): Promise<ApplyResult | null>;
   recordApplyResult(result: ApplyResult): Promise<void>;
-
-  /** Adds (or replaces, by path) files in a plan's context; returns how many were new. */
-  addContextFiles(planId: string, files: ContextFileInput[], by: string, at: string): Promise<number>;
-  listContextFiles(planId: string): Promise<StoredContextFile[]>;
-  /** The files with their content, for the actors. */
-  readContextFiles(planId: string): Promise<Array<StoredContextFile & { content: Uint8Array }>>;
-  clearContextFiles(planId: string): Promise<number>;
 }
 
+/** Changesets stored before a linked project had one shape call its name `name`; they read as `projectName`. */
 const projectsSchema = z.array(
-  z.object({
-    name: z.string(),
-    alias: z.string().nullable(),
-    root: z.string(),
-    readOnly: z.boolean(),
-    sandbox: z.string().nullable(),
-  }),
+  z
+    .object({
+      projectName: z.string().optional(),
+      name: z.string().optional(),
+      alias: z.string().nullable(),
+      root: z.string(),
+      readOnly: z.boolean(),
+      sandbox: z.string().nullable(),
+    })
+    .transform(({ name, projectName, ...rest }, ctx) => {
+      const resolved = projectName ?? name;
+      if (resolved === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'a changeset project has no projectName' });
+        return z.NEVER;
+      }
+      return { projectName: resolved, ...rest };
+    }),
 );
 const operationSchema = z.enum(CHANGE_OPERATIONS);
 const applyResultSchema = z.object({
@@ -72,24 +61,7 @@ const applyResultSchema = z.object({
   appliedAt: z.string(),
 });
 
-/** Strict UTF-8: a file that does not decode is binary for the actors. */
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-export function isBinary(bytes: Uint8Array): boolean {
-  if (bytes.includes(0)) return true;
-  try {
-    utf8.decode(bytes);
-    return false;
-  } catch {
-    return true;
-  }
-}
-
 export function createChangesetStore(prisma: PrismaClient): ChangesetStore {
-  const requirePlan = async (planId: string): Promise<void> => {
-    const plan = await prisma.plan.findUnique({ where: { id: planId }, select: { id: true } });
-    if (plan === null) throw new PlanNotFoundError(planId);
-  };
-
   const load = async (where: { id: string } | { planId: string }): Promise<Changeset | null> => {
     const row =
       'id' in where
@@ -178,71 +150,5 @@ export function createChangesetStore(prisma: PrismaClient): ChangesetStore {
         data: { applyResult: result, appliedAt: parseTime(result.appliedAt, 'appliedAt') },
       });
     },
-
-    async addContextFiles(planId, files, by, at) {
-      const addedAt = parseTime(at, 'at');
-      return prisma.$transaction(async (tx) => {
-        await claimWriteLock(tx);
-        const plan = await tx.plan.findUnique({ where: { id: planId }, select: { id: true } });
-        if (plan === null) throw new PlanNotFoundError(planId);
-        const known = new Set(
-          (
-            await tx.planContextFile.findMany({
-              where: { planId, path: { in: files.map((f) => f.path) } },
-              select: { path: true },
-            })
-          ).map((row) => row.path),
-        );
-        for (const file of files) {
-          const content = Buffer.from(file.content);
-          const data = {
-            sha256: file.sha256,
-            size: content.length,
-            content,
-            binary: isBinary(file.content),
-            addedBy: by,
-            addedAt,
-          };
-          await tx.planContextFile.upsert({
-            where: { planId_path: { planId, path: file.path } },
-            create: { planId, path: file.path, ...data },
-            update: data,
-          });
-        }
-        return files.filter((f) => !known.has(f.path)).length;
-      });
-    },
-
-    async listContextFiles(planId) {
-      await requirePlan(planId);
-      const rows = await prisma.planContextFile.findMany({
-        where: { planId },
-        orderBy: { path: 'asc' },
-        omit: { content: true },
-      });
-      return rows.map(toStoredContextFile);
-    },
-
-    async readContextFiles(planId) {
-      const rows = await prisma.planContextFile.findMany({ where: { planId }, orderBy: { path: 'asc' } });
-      return rows.map((r) => ({ ...toStoredContextFile(r), content: new Uint8Array(r.content) }));
-    },
-
-    async clearContextFiles(planId) {
-      await requirePlan(planId);
-      const { count } = await prisma.planContextFile.deleteMany({ where: { planId } });
-      return count;
-    },
-  };
-}
-
-function toStoredContextFile(row: Omit<PlanContextFile, 'content'>): StoredContextFile {
-  return {
-    path: row.path,
-    sha256: row.sha256,
-    size: row.size,
-    binary: row.binary,
-    addedBy: row.addedBy,
-    addedAt: row.addedAt.toISOString(),
   };
 }

@@ -1,10 +1,9 @@
 /**
  * Decision contexts, content-addressed: a context is stored once per distinct SHA-256 of its canonical JSON, and
- * decisions keep the hash and the reference `sha256:<hash>`. Hashing uses node:crypto, so it lives here and not in
- * the domain (which the workflow bundle imports).
+ * decisions keep the hash and the reference `sha256:<hash>`.
  */
-import { createHash } from 'node:crypto';
 import { canonicalJson, contextRef } from '../domain/decision-context';
+import { sha256 } from '../lib/sha256';
 import { inChunks } from './chunks';
 import type { Prisma } from './generated/prisma/client';
 
@@ -27,7 +26,7 @@ export function contextHash(value: unknown): string {
 export function serialiseContext(value: unknown): SerialisedContext {
   const content = canonicalJson(value);
   const bytes = Buffer.from(content, 'utf8');
-  const hash = createHash('sha256').update(bytes).digest('hex');
+  const hash = sha256(bytes);
   return { hash, ref: contextRef(hash), content, size: bytes.length };
 }
 

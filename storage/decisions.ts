@@ -1,12 +1,11 @@
 /**
  * Seed 004's decision tree in storage: the rules checked where decisions are written (also by recordPlanState in
  * storage/plans.ts), content-addressed contexts, the tree reads and corrections. Sequence numbers always come
- * from the caller (the workflow allocates them); every write is keyed by them, so a replay changes nothing.
+ * from the caller (the workflow allocates them); every write is keyed by them, so a retried write changes nothing.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { ulid } from 'ulid';
 import { z } from 'zod';
-import type { DecisionWrite } from '../activities/contracts';
 import { checkCorrection, checkDecisionDraft, correctionDrafts } from '../domain/decision';
 import type { DecisionDraft } from '../domain/decision';
 import { parseContextRef } from '../domain/decision-context';
@@ -20,6 +19,7 @@ import { buildTree, checkTreeDepth } from '../domain/decision-tree';
 import { describeZodError, phaseSchema } from '../domain/schemas';
 import { serialiseContext, storeContexts } from './contexts';
 import type { SerialisedContext } from './contexts';
+import type { DecisionWrite } from './types';
 import {
   DecisionNotFoundError,
   DecisionRuleError,
@@ -58,8 +58,8 @@ export function createDecisionStore(prisma: PrismaClient): DecisionStore {
         const plan = await tx.plan.findUnique({ where: { id: planId }, select: { decisionRootId: true } });
         if (plan === null) throw new PlanNotFoundError(planId);
         const batch = checkWrites(planId, decisions);
-        const replayed = await replayedDecisionIds(tx, planId, batch, time);
-        if (replayed !== undefined) return { decisionIds: replayed };
+        const retried = await retriedWriteDecisionIds(tx, planId, batch, time);
+        if (retried !== undefined) return { decisionIds: retried };
         const { ids, rootId } = await insertChecked(tx, planId, batch, plan.decisionRootId, time);
         if (rootId !== undefined) {
           await tx.plan.update({ where: { id: planId }, data: { decisionRootId: rootId } });
@@ -307,7 +307,7 @@ async function refreshDownstream(tx: Tx, decisionIds: readonly string[]): Promis
  * For DecisionStore.record: when every sequence number of the batch is already stored with the same decision (a
  * retried call), their ids; when none is, undefined (write them). Anything in between reuses numbers.
  */
-async function replayedDecisionIds(
+async function retriedWriteDecisionIds(
   tx: Tx,
   planId: string,
   batch: readonly CheckedWrite[],
@@ -338,8 +338,8 @@ async function replayedDecisionIds(
       );
     }
     const same = isDeepStrictEqual(
-      replayFields(row, row.parentId === null ? null : (parentSeq.get(row.parentId) ?? -1)),
-      replayFields(decisionRow(planId, write, '', null, at), write.draft.parentSeq),
+      retriedWriteFields(row, row.parentId === null ? null : (parentSeq.get(row.parentId) ?? -1)),
+      retriedWriteFields(decisionRow(planId, write, '', null, at), write.draft.parentSeq),
     );
     if (!same) {
       throw new DecisionRuleError(
@@ -354,7 +354,7 @@ async function replayedDecisionIds(
   return ids;
 }
 
-/** What a replay must repeat exactly. Ids, links made later (downstream, superseded_by) are left out. */
+/** What a retried write must repeat exactly. Ids, links made later (downstream, superseded_by) are left out. */
 const REPLAY_FIELDS = [
   'type',
   'phase',
@@ -375,8 +375,8 @@ const REPLAY_FIELDS = [
   'isCorrection',
 ] as const satisfies readonly (keyof Decision & keyof Prisma.DecisionCreateManyInput)[];
 
-/** The replay fields as stored: through JSON, so dates become strings and absent optional members drop out. */
-function replayFields(
+/** The compared fields as stored: through JSON, so dates become strings and absent optional members drop out. */
+function retriedWriteFields(
   row: Pick<Decision | Prisma.DecisionCreateManyInput, (typeof REPLAY_FIELDS)[number]>,
   parentSeq: number | null,
 ): unknown {
@@ -571,7 +571,7 @@ async function correctDecision(tx: Tx, input: CorrectDecisionInput, at: Date) {
         type: input.event.type,
         phase: plan.phase,
         state: plan.state,
-        actor: input.by,
+        recordedBy: input.by,
         message: input.event.message ?? null,
         at,
       },

@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { databaseFilePath, REPO_ROOT, resolveDatabaseUrl } from './sqlite';
+import { REPO_ROOT } from '../config/paths';
+import { databaseFilePath, resolveDatabaseUrl } from './sqlite';
 
 const PRISMA_CLI = path.join(REPO_ROOT, 'node_modules', 'prisma', 'build', 'index.js');
 const SCHEMA_FILE = path.join(REPO_ROOT, 'prisma', 'schema.prisma');

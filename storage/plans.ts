@@ -5,8 +5,6 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { PLAN_EVENT_TYPES } from '../activities/contracts';
-import type { RecordPlanStateInput } from '../activities/contracts';
 import { planWorkflowId } from '../domain/ids';
 import {
   actorRefsSchema,
@@ -20,6 +18,7 @@ import {
   projectLinkSchema,
   tagSchema,
 } from '../domain/schemas';
+import { PLAN_EVENT_TYPES } from '../domain/plan';
 import type { PlanError, PlanSpec } from '../domain/plan';
 import { inChunks } from './chunks';
 import { insertDecisions, toDecisionRecord } from './decisions';
@@ -29,7 +28,7 @@ import type { PrismaClient } from './generated/prisma/client';
 import type { Plan, PlanEvent } from './generated/prisma/client';
 import { claimWriteLock } from './lock';
 import { parseTime } from './time';
-import type { PlanEventRecord, PlanFilter, PlanRecord, PlanStore } from './types';
+import type { PlanEventRecord, PlanFilter, PlanRecord, PlanStateWrite, PlanStore } from './types';
 
 type Tx = Prisma.TransactionClient;
 
@@ -68,7 +67,7 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
             type: 'PLAN_CREATED',
             phase: row.phase,
             state: row.state,
-            actor: spec.createdBy,
+            recordedBy: spec.createdBy,
             message: null,
             at: createdAt,
           },
@@ -113,7 +112,7 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
             type: input.event,
             phase: input.phase,
             state: input.state,
-            actor: input.actor,
+            recordedBy: input.recordedBy,
             message: input.message,
             at,
           },
@@ -289,8 +288,8 @@ async function assertSameCreation(tx: Tx, existing: Plan, row: CreationRow, even
   }
 }
 
-/** On a replay: the ids stored for the input's decision sequence numbers, which must all be there. */
-async function existingDecisionIds(tx: Tx, input: RecordPlanStateInput): Promise<Record<number, string>> {
+/** On a retried write: the ids stored for the input's decision sequence numbers, which must all be there. */
+async function existingDecisionIds(tx: Tx, input: PlanStateWrite): Promise<Record<number, string>> {
   const seqs = input.decisions.map((d) => d.seq);
   const rows = await inChunks(seqs, (chunk) =>
     tx.decision.findMany({
@@ -412,7 +411,7 @@ function toPlanEventRecord(row: PlanEvent): PlanEventRecord {
     type: planEventTypeSchema.parse(row.type),
     phase: phaseSchema.parse(row.phase),
     state: processingStateSchema.parse(row.state),
-    actor: row.actor,
+    recordedBy: row.recordedBy,
     message: row.message,
     at: row.at.toISOString(),
   };

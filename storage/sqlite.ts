@@ -3,41 +3,15 @@
  * (prisma.config.ts). Kept apart from storage/prisma.ts because it must not import the generated client:
  * `prisma generate` loads prisma.config.ts before that client exists.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
+import { DATA_DIR, REPO_ROOT } from '../config/paths';
 
 /** How long a writer waits for another process's write lock before SQLite gives up with SQLITE_BUSY. */
 export const BUSY_TIMEOUT_MS = 5_000;
 
-/**
- * The nearest directory above this file that holds package.json. Walking up (rather than `..`) keeps the
- * answer right both from the sources and from the compiled copy in dist/storage.
- */
-export function findRepoRoot(start: string = __dirname): string {
-  let dir = start;
-  for (;;) {
-    if (existsSync(path.join(dir, 'package.json'))) {
-      return dir;
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) {
-      throw new Error(`no package.json above ${start}`);
-    }
-    dir = parent;
-  }
-}
-
-export const REPO_ROOT = findRepoRoot();
-
-export const DEFAULT_DATABASE_URL = `file:${path.join(REPO_ROOT, '.data', 'agents.db')}`;
-
-/** Execute's sandbox copies live next to the embedded database unless SANDBOX_DIR says otherwise. */
-export const DEFAULT_SANDBOX_DIR = path.join(REPO_ROOT, '.data', 'sandboxes');
-
-export function resolveSandboxDir(raw: string | undefined): string {
-  return raw === undefined ? DEFAULT_SANDBOX_DIR : path.resolve(REPO_ROOT, raw);
-}
+export const DEFAULT_DATABASE_URL = `file:${path.join(DATA_DIR, 'agents.db')}`;
 
 /**
  * `file:<absolute path>` for the given URL (DATABASE_URL when omitted, else .data/agents.db). A relative path

@@ -2,18 +2,44 @@
  * What storage gives back: plain records in the domain's words, never Prisma types, so callers (activities,
  * CLI, tests) do not depend on the ORM.
  */
-import type {
-  DecisionWrite,
-  PlanEventType,
-  RecordPlanCreatedInput,
-  RecordPlanStateInput,
-  RecordPlanStateResult,
-} from '../activities/contracts';
 import type { Action, AutomationProfile, Project, Stored } from '../domain/catalog';
-import type { DecisionFields } from '../domain/decision';
+import type { DecisionDraft, DecisionFields } from '../domain/decision';
 import type { DecisionTree, DecisionTreeOptions } from '../domain/decision-tree';
 import type { Phase, ProcessingState } from '../domain/lifecycle';
-import type { PlanFields } from '../domain/plan';
+import type { PlanError, PlanEventType, PlanFields, PlanSpec } from '../domain/plan';
+
+/** A decision with the sequence number the workflow allocated for it. */
+export interface DecisionWrite {
+  seq: number;
+  draft: DecisionDraft;
+}
+
+export interface PlanCreatedWrite {
+  spec: PlanSpec;
+  eventSeq: number;
+}
+
+/** One change of a plan's state: its event, the plan row's new fields, and the decisions taken with it. */
+export interface PlanStateWrite {
+  planId: string;
+  /** Unique per plan; a retried write carries the same number, so it never writes a second event. */
+  eventSeq: number;
+  at: string;
+  event: PlanEventType;
+  phase: Phase;
+  state: ProcessingState;
+  /** Who caused the change: `workflow` or a person's name (not an actor: actors make decisions). */
+  recordedBy: string;
+  message: string | null;
+  /** Written to the plan's error fields; null clears them (e.g. on retry or completion). */
+  error: PlanError | null;
+  decisions: DecisionWrite[];
+}
+
+export interface PlanStateWritten {
+  /** Decision ids by sequence number, for every decision in the input (existing rows on a retried write). */
+  decisionIds: Record<number, string>;
+}
 
 /** The plan row: exactly the durable fields of a plan. */
 export type PlanRecord = PlanFields;
@@ -24,12 +50,12 @@ export interface PlanEventRecord {
   type: PlanEventType;
   phase: Phase;
   state: ProcessingState;
-  actor: string;
+  /** Who caused the event: `workflow` or a person's name. */
+  recordedBy: string;
   message: string | null;
   at: string;
 }
 
-/** Every field of seed 004's Decision, in its groups; "none" is null or an empty list. */
 /** A stored decision: exactly the decision fields of seed 004 (domain/decision.ts). */
 export type DecisionRecord = DecisionFields;
 
@@ -43,16 +69,15 @@ export interface PlanFilter {
 
 export interface PlanStore {
   /** Inserts the plan row and its PLAN_CREATED event; a second call with the same input changes nothing. */
-  recordPlanCreated(input: RecordPlanCreatedInput): Promise<void>;
+  recordPlanCreated(input: PlanCreatedWrite): Promise<void>;
   /**
    * In one transaction: the event (planId, eventSeq), the plan row's phase/state/error/updatedAt, and the
-   * decisions (planId, seq). Replaying the same input writes nothing new and returns the same decision ids.
+   * decisions (planId, seq). A retried write of the same input writes nothing new and returns the same decision ids.
    */
-  recordPlanState(input: RecordPlanStateInput): Promise<RecordPlanStateResult>;
+  recordPlanState(input: PlanStateWrite): Promise<PlanStateWritten>;
   getPlan(planId: string): Promise<PlanRecord | null>;
   /** Newest first. */
   listPlans(filter?: PlanFilter): Promise<PlanRecord[]>;
-  /** By sequence number. */
   /** By sequence number; only those after `afterSeq` when given (a follower reads what is new). */
   listEvents(planId: string, afterSeq?: number): Promise<PlanEventRecord[]>;
   /** The newest event (highest sequence number), or null: one row, for views polled while a plan runs. */
@@ -71,7 +96,7 @@ export interface PlanStore {
 
 export interface RecordDecisionsInput {
   planId: string;
-  /** The decisions' createdAt (the caller's time, so a replay writes the same value). */
+  /** The decisions' createdAt (the caller's time, so a retried write stores the same value). */
   at: string;
   decisions: DecisionWrite[];
 }
@@ -94,7 +119,7 @@ export interface CorrectDecisionInput {
   at: string;
 }
 
-export interface CorrectDecisionResult {
+export interface StoredCorrection {
   intervention: DecisionRecord;
   correction: DecisionRecord;
   /** The corrected decision, now with `supersededBy` = correction.decisionId. */
@@ -109,9 +134,9 @@ export interface CorrectDecisionResult {
 export interface DecisionStore {
   /**
    * Writes decisions without a plan event (recordPlanState writes them with one). Idempotent by (plan id, seq): a
-   * replay of the same batch returns the stored ids; a sequence number used by a different decision is refused.
+   * retried write of the same batch returns the stored ids; a sequence number used by a different decision is refused.
    */
-  record(input: RecordDecisionsInput): Promise<RecordPlanStateResult>;
+  record(input: RecordDecisionsInput): Promise<PlanStateWritten>;
   /** By sequence number. */
   listDecisions(planId: string): Promise<DecisionRecord[]>;
   getDecision(decisionId: string): Promise<DecisionRecord>;
@@ -123,10 +148,10 @@ export interface DecisionStore {
   getPathToRoot(decisionId: string): Promise<DecisionRecord[]>;
   /**
    * In one transaction: a user_intervention decision and the correcting decision (is_correction, same type and
-   * question, new option), both under the original's parent, and the original's superseded_by. A replay with the
-   * same sequence numbers returns the stored result. Refuses the root and superseded decisions.
+   * question, new option), both under the original's parent, and the original's superseded_by. A retried write
+   * with the same sequence numbers returns the stored result. Refuses the root and superseded decisions.
    */
-  correct(input: CorrectDecisionInput): Promise<CorrectDecisionResult>;
+  correct(input: CorrectDecisionInput): Promise<StoredCorrection>;
 }
 
 /**

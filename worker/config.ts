@@ -3,7 +3,7 @@ import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/
 import type { LogLevel } from '../config/env';
 import { loadModelConfig } from '../actors/model-config';
 import type { ModelConfig } from '../actors/model-config';
-import { resolveSandboxDir } from '../storage/sqlite';
+import { resolveSandboxDir } from '../config/paths';
 
 const workerEnvSchema = z.object({
   TEMPORAL_ADDRESS: sharedEnvFields.TEMPORAL_ADDRESS,

@@ -1,12 +1,8 @@
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { disconnectSharedPrismaClients, resolveDatabaseUrl, sharedPrismaClient } from '../storage/prisma';
-import { createDecisionStore } from '../storage/decisions';
-import { createPlanStore } from '../storage/plans';
-import { createCatalogStore } from '../storage/catalog';
-import { createChangesetStore } from '../storage/changesets';
-import { createInvariantStore } from '../storage/invariants';
 import { createActorRegistry } from '../actors';
-import { TASK_QUEUE } from '../workflows/definitions';
+import { TASK_QUEUE } from '../domain/ids';
+import { createStores } from '../storage';
+import { disconnectSharedPrismaClients, resolveDatabaseUrl, sharedPrismaClient } from '../storage/prisma';
 import { loadWorkerConfig } from './config';
 import type { WorkerConfig } from './config';
 import { createPlanWorker } from './worker';
@@ -32,11 +28,7 @@ export async function runWorker(
       connection,
       namespace: config.namespace,
       taskQueue,
-      plans: createPlanStore(prisma),
-      decisions: createDecisionStore(prisma),
-      catalog: createCatalogStore(prisma),
-      changesets: createChangesetStore(prisma),
-      invariants: createInvariantStore(prisma),
+      ...createStores(prisma),
       actors,
       sandboxDir: config.sandboxDir,
     });

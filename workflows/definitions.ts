@@ -5,11 +5,14 @@
 // @temporalio/common is the workflow SDK's own deterministic base; the workflow package does not re-export
 // defineSearchAttributeKey, so this one import comes from there.
 import { defineSearchAttributeKey } from '@temporalio/common';
+import type { SearchAttributePair } from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Phase } from '../domain/lifecycle';
+import type { CorrectionIds } from '../domain/decision';
+import { TASK_QUEUE } from '../domain/ids';
 import type { PlanSnapshot, PlanSpec } from '../domain/plan';
 
-export const TASK_QUEUE = 'cleveragents-plans';
+export { TASK_QUEUE };
 
 export type PlanWorkflowInput = PlanSpec;
 
@@ -45,17 +48,11 @@ export interface CorrectDecisionRequest {
   reason?: string;
 }
 
-export interface CorrectDecisionResult {
-  interventionDecisionId: string;
-  correctionDecisionId: string;
-  supersededDecisionId: string;
-}
+export type { CorrectionIds as CorrectDecisionResult } from '../domain/decision';
 
 export const advancePlanUpdate = defineUpdate<PlanSnapshot, [AdvancePlanRequest]>('advancePlan');
 export const retryPhaseUpdate = defineUpdate<PlanSnapshot, [RetryPhaseRequest]>('retryPhase');
-export const correctDecisionUpdate = defineUpdate<CorrectDecisionResult, [CorrectDecisionRequest]>(
-  'correctDecision',
-);
+export const correctDecisionUpdate = defineUpdate<CorrectionIds, [CorrectDecisionRequest]>('correctDecision');
 export const getPlanQuery = defineQuery<PlanSnapshot>('getPlan');
 
 /** Search attributes: the Web UI and `temporal workflow list --query` filter plans by these. */
@@ -64,6 +61,22 @@ export const PlanStateKey = defineSearchAttributeKey('PlanState', 'KEYWORD');
 export const PlanActionKey = defineSearchAttributeKey('PlanAction', 'KEYWORD');
 export const PlanAutomationKey = defineSearchAttributeKey('PlanAutomation', 'KEYWORD');
 export const PlanAwaitingInputKey = defineSearchAttributeKey('PlanAwaitingInput', 'BOOL');
+
+/**
+ * The search attributes a plan shows in this state. The one list both the start (the plan as queued) and every
+ * later upsert use, so a new attribute cannot be set at start and forgotten afterwards.
+ */
+export function planSearchAttributes(
+  plan: Pick<PlanSnapshot, 'phase' | 'state' | 'actionName' | 'automationLevel' | 'awaitingApproval'>,
+): SearchAttributePair[] {
+  return [
+    { key: PlanPhaseKey, value: plan.phase },
+    { key: PlanStateKey, value: plan.state },
+    { key: PlanActionKey, value: plan.actionName },
+    { key: PlanAutomationKey, value: plan.automationLevel },
+    { key: PlanAwaitingInputKey, value: plan.awaitingApproval },
+  ];
+}
 
 /** `--search-attribute` arguments for `temporal server start-dev`, derived from the keys above. */
 export const SEARCH_ATTRIBUTE_DEFINITIONS: ReadonlyArray<{ name: string; type: 'Keyword' | 'Bool' }> = [
@@ -77,38 +90,5 @@ export const SEARCH_ATTRIBUTE_DEFINITIONS: ReadonlyArray<{ name: string; type: '
 /** The memo key holding the plan's human name, shown in the Web UI. */
 export const PLAN_NAME_MEMO = 'planName';
 
-/**
- * One union of failure types. Every ApplicationFailure the engine raises uses one of these; the non-retryable
- * ones are bad input or rule violations that a retry cannot fix.
- */
-export const ERROR_TYPES = {
-  InvalidInput: 'InvalidInput',
-  IllegalTransition: 'IllegalTransition',
-  DecisionRuleViolated: 'DecisionRuleViolated',
-  PlanNotFound: 'PlanNotFound',
-  DecisionNotFound: 'DecisionNotFound',
-  PhaseFailed: 'PhaseFailed',
-  /** A step of Execute (or its validation) failed after its automatic retries. */
-  ExecutionFailed: 'ExecutionFailed',
-  /** Apply found a change it must not write (unsafe path, read-only link, project changed since Execute). */
-  ChangesetRefused: 'ChangesetRefused',
-  /** An invariant did not hold at a phase transition: the plan waits, ERRORED, for a retry or a cancel. */
-  InvariantViolated: 'InvariantViolated',
-  /** The plan names an actor this worker does not have. */
-  ActorUnavailable: 'ActorUnavailable',
-  /** An actor could not do its part (e.g. a model answering out of shape); a retry will not help. */
-  ActorFailed: 'ActorFailed',
-  StorageUnavailable: 'StorageUnavailable',
-} as const;
-export type ErrorType = (typeof ERROR_TYPES)[keyof typeof ERROR_TYPES];
-
-export const NON_RETRYABLE_ERROR_TYPES: ErrorType[] = [
-  ERROR_TYPES.InvalidInput,
-  ERROR_TYPES.IllegalTransition,
-  ERROR_TYPES.DecisionRuleViolated,
-  ERROR_TYPES.PlanNotFound,
-  ERROR_TYPES.DecisionNotFound,
-  ERROR_TYPES.ChangesetRefused,
-  ERROR_TYPES.ActorUnavailable,
-  ERROR_TYPES.ActorFailed,
-];
+export { ERROR_TYPES, NON_RETRYABLE_ERROR_TYPES } from '../domain/errors';
+export type { ErrorType } from '../domain/errors';

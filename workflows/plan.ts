@@ -19,7 +19,7 @@ import type {
   PhaseFailure,
   RecordPlanStateInput,
 } from '../activities/contracts';
-import type { Strategy } from '../actors/types';
+import type { Strategy } from '../domain/steps';
 import type { DecisionDraft } from '../domain/decision';
 import { invariantEnforcedDrafts, promptDefinitionDraft, userInterventionDraft } from '../domain/decision';
 import type { Phase, ProcessingState, WorkPhase } from '../domain/lifecycle';
@@ -259,7 +259,7 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
       event,
       phase: next.phase,
       state: next.state,
-      actor: options.actor ?? WORKFLOW_ACTOR,
+      recordedBy: options.actor ?? WORKFLOW_ACTOR,
       message: options.message ?? null,
       error: next.error,
       decisions: drafts.map((draft, i) => ({ seq: first + i, draft })),

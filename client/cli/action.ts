@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { actionCliDict, actionListRow, ACTION_LIST_COLUMNS } from '../../domain/catalog-view';
+import { actionCliDict, actionListRow, ACTION_LIST_COLUMNS } from '../render/catalog-view';
 import { addAction, getOrFail, removeOrFail } from '../catalog';
-import type { CliContext } from './context';
-import { formatOption } from './context';
+import type { CliRuntime } from './runtime';
+import { formatOption } from './runtime';
 
-export function registerActionCommands(program: Command, ctx: CliContext): void {
+export function registerActionCommands(program: Command, cli: CliRuntime): void {
   const action = program.command('action').description('manage the actions plans are made from');
 
   action
@@ -13,10 +13,10 @@ export function registerActionCommands(program: Command, ctx: CliContext): void 
     .requiredOption('-f, --file <file>', 'action file (.yaml, .yml or .json)')
     .addOption(formatOption({ short: false }))
     .action(async (opts) => {
-      const { action: added } = await ctx.withStores(({ catalog }) =>
+      const { action: added } = await cli.withStores(({ catalog }) =>
         addAction(catalog, opts.file as string),
       );
-      ctx.show(actionCliDict(added), opts.format);
+      cli.show(actionCliDict(added), opts.format);
     });
 
   action
@@ -24,8 +24,8 @@ export function registerActionCommands(program: Command, ctx: CliContext): void 
     .description('list actions by name')
     .addOption(formatOption())
     .action(async (opts) => {
-      const actions = await ctx.withStores(({ catalog }) => catalog.listActions());
-      ctx.showRows(actions.map(actionListRow), ACTION_LIST_COLUMNS, opts.format);
+      const actions = await cli.withStores(({ catalog }) => catalog.listActions());
+      cli.showRows(actions.map(actionListRow), ACTION_LIST_COLUMNS, opts.format);
     });
 
   action
@@ -34,10 +34,10 @@ export function registerActionCommands(program: Command, ctx: CliContext): void 
     .argument('<name>', 'namespaced action name')
     .addOption(formatOption())
     .action(async (name: string, opts) => {
-      const stored = await ctx.withStores(({ catalog }) =>
+      const stored = await cli.withStores(({ catalog }) =>
         getOrFail('action', name, (n) => catalog.getAction(n)),
       );
-      ctx.show(actionCliDict(stored.value), opts.format);
+      cli.show(actionCliDict(stored.value), opts.format);
     });
 
   action
@@ -45,7 +45,7 @@ export function registerActionCommands(program: Command, ctx: CliContext): void 
     .description('remove an action (plans made from it keep running)')
     .argument('<name>', 'namespaced action name')
     .action(async (name: string) => {
-      await ctx.withStores(({ catalog }) => removeOrFail('action', name, (n) => catalog.removeAction(n)));
-      ctx.print(`removed action ${name.trim().toLowerCase()}`);
+      await cli.withStores(({ catalog }) => removeOrFail('action', name, (n) => catalog.removeAction(n)));
+      cli.print(`removed action ${name.trim().toLowerCase()}`);
     });
 }

@@ -15,13 +15,13 @@ import { getOrFail, parseName } from '../catalog';
 import { PlanClientError } from '../errors';
 import { parsePlanId } from '../plans';
 import type { OutputFormat } from '../render/format';
-import type { CliContext } from './context';
-import { byOption, formatOption } from './context';
+import type { CliRuntime } from './runtime';
+import { byOption, formatOption } from './runtime';
 
 const LIST_COLUMNS = ['id', 'scope', 'target', 'text', 'rule', 'author', 'created_at'] as const;
 const EFFECTIVE_COLUMNS = ['text', 'scope', 'source', 'id', 'rule', 'collapsed'] as const;
 
-export function registerInvariantCommands(program: Command, ctx: CliContext): void {
+export function registerInvariantCommands(program: Command, cli: CliRuntime): void {
   const invariant = program
     .command('invariant')
     .description('manage invariants: constraints every plan in their scope must respect (seed 004)');
@@ -42,7 +42,7 @@ export function registerInvariantCommands(program: Command, ctx: CliContext): vo
       'machine-checkable rule, e.g. \'{protected_paths: ["src/**"], max_changed_files: 10, ' +
         'undeletable_paths: ["db/**"], command: "npm test"}\'',
     )
-    .addOption(byOption(ctx.io))
+    .addOption(byOption(cli.io))
     .addOption(formatOption())
     .action(async (text: string, opts) => {
       if (text.trim() === '') throw new PlanClientError('usage', 'the invariant text must not be empty');
@@ -53,7 +53,7 @@ export function registerInvariantCommands(program: Command, ctx: CliContext): vo
         if (!parsed.ok) throw new PlanClientError('usage', `--rule: ${parsed.error}`);
         rule = parsed.rule;
       }
-      const stored = await ctx.withStores(async ({ catalog, plans, invariants }) => {
+      const stored = await cli.withStores(async ({ catalog, plans, invariants }) => {
         let target: string | null = null;
         if (scope === 'PROJECT' && rawTarget !== null) {
           target = (await getOrFail('project', rawTarget, (n) => catalog.getProject(n))).value.name;
@@ -80,7 +80,7 @@ export function registerInvariantCommands(program: Command, ctx: CliContext): vo
           at: new Date().toISOString(),
         });
       });
-      ctx.show(invariantDict(stored), opts.format as OutputFormat);
+      cli.show(invariantDict(stored), opts.format as OutputFormat);
     });
 
   invariant
@@ -105,7 +105,7 @@ export function registerInvariantCommands(program: Command, ctx: CliContext): vo
         if (opts.global || opts.plan !== undefined) {
           throw new PlanClientError('usage', '--effective combines only with --project and --action');
         }
-        const merged = await ctx.withStores(async ({ catalog, invariants }) => {
+        const merged = await cli.withStores(async ({ catalog, invariants }) => {
           const project = (await getOrFail('project', opts.project as string, (n) => catalog.getProject(n)))
             .value;
           const action =
@@ -115,7 +115,7 @@ export function registerInvariantCommands(program: Command, ctx: CliContext): vo
           const stored = await invariants.inherited([project.name], action?.name ?? '');
           return inheritedInvariantSet(action, stored, [project.name]);
         });
-        ctx.showRows(
+        cli.showRows(
           merged.filter((m) => matches(m.invariant.text)).map(effectiveRow),
           EFFECTIVE_COLUMNS,
           opts.format as OutputFormat,
@@ -126,7 +126,7 @@ export function registerInvariantCommands(program: Command, ctx: CliContext): vo
       if (filters.length > 1) {
         throw new PlanClientError('usage', 'give at most one of --global, --project, --action, --plan');
       }
-      const rows = await ctx.withStores(async ({ invariants }) => {
+      const rows = await cli.withStores(async ({ invariants }) => {
         if (opts.global) return invariants.list({ scope: 'GLOBAL' });
         if (opts.project !== undefined) {
           return invariants.list({ scope: 'PROJECT', target: parseName('project', opts.project as string) });
@@ -139,7 +139,7 @@ export function registerInvariantCommands(program: Command, ctx: CliContext): vo
         }
         return invariants.list();
       });
-      ctx.showRows(
+      cli.showRows(
         rows.filter((inv) => matches(inv.text)).map(listRow),
         LIST_COLUMNS,
         opts.format as OutputFormat,
@@ -155,9 +155,9 @@ export function registerInvariantCommands(program: Command, ctx: CliContext): vo
       if (!isUlid(upper)) {
         throw new PlanClientError('usage', `"${id}" is not an invariant id (expected a 26-character ULID)`);
       }
-      const removed = await ctx.withStores(({ invariants }) => invariants.remove(upper));
+      const removed = await cli.withStores(({ invariants }) => invariants.remove(upper));
       if (!removed) throw new PlanClientError('notFound', `no invariant with id ${upper}`);
-      ctx.print(`removed invariant ${upper}`);
+      cli.print(`removed invariant ${upper}`);
     });
 }
 

@@ -4,14 +4,14 @@ import { DecisionNotFoundError, PlanNotFoundError } from '../../storage/errors';
 import { disconnectSharedPrismaClients } from '../../storage/prisma';
 import { EXIT_CODES, PlanClientError } from '../errors';
 import { registerActionCommands } from './action';
-import { createCliContext } from './context';
-import type { CliIo } from './context';
+import { createCliRuntime } from './runtime';
+import type { CliIo } from './runtime';
 import { registerInvariantCommands } from './invariant';
 import { registerPlanCommands } from './plan';
 import { registerProfileCommands } from './profile';
 import { registerProjectCommands } from './project';
 
-export type { CliIo } from './context';
+export type { CliIo } from './runtime';
 
 const defaultIo = (): CliIo => ({
   stdout: (text) => process.stdout.write(text),
@@ -39,12 +39,12 @@ export function buildProgram(io: CliIo): Command {
     .description('Drive CleverAgents plans: Strategize -> Execute -> Apply -> Applied, on Temporal.')
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride();
-  const ctx = createCliContext(io);
-  registerPlanCommands(program, ctx);
-  registerActionCommands(program, ctx);
-  registerProjectCommands(program, ctx);
-  registerProfileCommands(program, ctx);
-  registerInvariantCommands(program, ctx);
+  const cli = createCliRuntime(io);
+  registerPlanCommands(program, cli);
+  registerActionCommands(program, cli);
+  registerProjectCommands(program, cli);
+  registerProfileCommands(program, cli);
+  registerInvariantCommands(program, cli);
   return program;
 }
 

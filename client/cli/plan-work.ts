@@ -7,15 +7,15 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { isFinished } from '../../domain/lifecycle';
 import type { Changeset } from '../../domain/changeset';
-import type { ContextFileInput } from '../../storage/changesets';
+import type { ContextFileInput } from '../../storage/context-files';
 import type { PlanStore } from '../../storage/types';
-import { sha256 } from '../../sandbox/apply';
+import { sha256 } from '../../lib/sha256';
 import { PlanClientError } from '../errors';
 import { needsPersonOrEnded, parsePlanId } from '../plans';
 import { changesetJson, diffStat, renderUnifiedDiff } from '../render/diff';
 import type { OutputFormat } from '../render/format';
-import type { CliContext } from './context';
-import { byOption, formatOption, parsePositiveInt } from './context';
+import type { CliRuntime } from './runtime';
+import { byOption, formatOption, parsePositiveInt } from './runtime';
 
 const PLAN_ID = '<plan-id>';
 const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>)';
@@ -25,7 +25,7 @@ export const MAX_CONTEXT_FILE_BYTES = 1024 * 1024;
 /** Directories a recursive add never descends into: VCS metadata and installed dependencies. */
 const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);
 
-export function registerPlanWorkCommands(plan: Command, ctx: CliContext): void {
+export function registerPlanWorkCommands(plan: Command, cli: CliRuntime): void {
   const context = plan.command('context').description("manage the files handed to a plan's actors");
 
   context
@@ -34,19 +34,19 @@ export function registerPlanWorkCommands(plan: Command, ctx: CliContext): void {
     .argument(PLAN_ID, PLAN_ID_HELP)
     .argument('<paths...>', 'files or directories')
     .option('-R, --recursive', 'add every file under a directory (skips .git and node_modules)', false)
-    .addOption(byOption(ctx.io))
+    .addOption(byOption(cli.io))
     .addOption(formatOption())
     .action(async (id: string, paths: string[], opts) => {
       const planId = parsePlanId(id);
       // Everything is read and checked before anything is stored: one bad path adds nothing.
       const files = await collectContextFiles(paths, opts.recursive as boolean);
-      const added = await ctx.withStores(async ({ plans, changesets }) => {
+      const added = await cli.withStores(async ({ plans, contextFiles }) => {
         await requireOpenPlan(plans, planId, id);
-        await changesets.addContextFiles(planId, files, opts.by as string, new Date().toISOString());
-        return changesets.listContextFiles(planId);
+        await contextFiles.add(planId, files, opts.by as string, new Date().toISOString());
+        return contextFiles.list(planId);
       });
       const wanted = new Set(files.map((f) => f.path));
-      ctx.showRows(
+      cli.showRows(
         added.filter((f) => wanted.has(f.path)).map(contextRow),
         CONTEXT_COLUMNS,
         opts.format as OutputFormat,
@@ -60,8 +60,8 @@ export function registerPlanWorkCommands(plan: Command, ctx: CliContext): void {
     .addOption(formatOption())
     .action(async (id: string, opts) => {
       const planId = parsePlanId(id);
-      const files = await ctx.withStores(({ changesets }) => changesets.listContextFiles(planId));
-      ctx.showRows(files.map(contextRow), CONTEXT_COLUMNS, opts.format as OutputFormat);
+      const files = await cli.withStores(({ contextFiles }) => contextFiles.list(planId));
+      cli.showRows(files.map(contextRow), CONTEXT_COLUMNS, opts.format as OutputFormat);
     });
 
   context
@@ -71,11 +71,11 @@ export function registerPlanWorkCommands(plan: Command, ctx: CliContext): void {
     .addOption(formatOption())
     .action(async (id: string, opts) => {
       const planId = parsePlanId(id);
-      const removed = await ctx.withStores(async ({ plans, changesets }) => {
+      const removed = await cli.withStores(async ({ plans, contextFiles }) => {
         await requireOpenPlan(plans, planId, id);
-        return changesets.clearContextFiles(planId);
+        return contextFiles.clear(planId);
       });
-      ctx.show({ plan_id: planId, removed }, opts.format as OutputFormat);
+      cli.show({ plan_id: planId, removed }, opts.format as OutputFormat);
     });
 
   plan
@@ -85,16 +85,16 @@ export function registerPlanWorkCommands(plan: Command, ctx: CliContext): void {
     .option('--stat', 'list the changed files and the totals only', false)
     .addOption(formatOption())
     .action(async (id: string, opts) => {
-      const changeset = await ctx.withStores(({ plans, changesets }) =>
+      const changeset = await cli.withStores(({ plans, changesets }) =>
         loadChangeset(id, plans.getPlan.bind(plans), changesets.get.bind(changesets)),
       );
       const format = opts.format as OutputFormat;
       if (format === 'json' || format === 'yaml') {
-        ctx.showDocument(changesetJson(changeset), format);
+        cli.showDocument(changesetJson(changeset), format);
         return;
       }
-      const color = format === 'rich' && ctx.color;
-      ctx.print(
+      const color = format === 'rich' && cli.color;
+      cli.print(
         opts.stat
           ? diffStat(changeset.changes)
           : `${renderUnifiedDiff(changeset.changes, { color })}${diffStat(changeset.changes)}`,
@@ -107,7 +107,7 @@ export function registerPlanWorkCommands(plan: Command, ctx: CliContext): void {
     .argument(PLAN_ID, PLAN_ID_HELP)
     .option('--timeout <seconds>', 'stop watching after this many seconds', parsePositiveInt, 3600)
     .action(async (id: string, opts) => {
-      await watchPlan(ctx, id, (opts.timeout as number) * 1000);
+      await watchPlan(cli, id, (opts.timeout as number) * 1000);
     });
 }
 
@@ -221,18 +221,18 @@ export async function loadChangeset(
   return changeset;
 }
 
-async function watchPlan(ctx: CliContext, id: string, timeoutMs: number): Promise<void> {
+async function watchPlan(cli: CliRuntime, id: string, timeoutMs: number): Promise<void> {
   const planId = parsePlanId(id);
   const deadline = Date.now() + timeoutMs;
-  await ctx.withPlans(async (client) => {
+  await cli.withPlans(async (client) => {
     // A spinner only on a terminal; a pipe or a log file gets one plain line per change.
-    const spinner = ctx.io.isTty ? await ctx.spinner() : null;
+    const spinner = cli.io.isTty ? await cli.spinner() : null;
     const line = (text: string): void => {
       if (spinner === null) {
-        ctx.print(text);
+        cli.print(text);
       } else {
         spinner.clear();
-        ctx.io.stdout(`${text}\n`);
+        cli.io.stdout(`${text}\n`);
         spinner.render();
       }
     };
@@ -243,7 +243,7 @@ async function watchPlan(ctx: CliContext, id: string, timeoutMs: number): Promis
       for (;;) {
         const view = await client.get(planId);
         // Only what is new since the last look: a long plan's history is not read again every half second.
-        const { events, decisions } = await ctx.withStores(async (stores) => ({
+        const { events, decisions } = await cli.withStores(async (stores) => ({
           events: await stores.plans.listEvents(planId, lastEventSeq),
           decisions: await stores.plans.listDecisions(planId, lastDecisionSeq),
         }));
@@ -265,7 +265,7 @@ async function watchPlan(ctx: CliContext, id: string, timeoutMs: number): Promis
               ? `ERRORED: ${view.error?.message ?? 'unknown error'} (agents plan retry ${planId})`
               : `${view.phase} ${view.state}`;
           spinner?.stop();
-          ctx.print(`${view.phase} ${view.state}: ${status}`);
+          cli.print(`${view.phase} ${view.state}: ${status}`);
           return;
         }
         const status = `${view.phase} ${view.state}${view.progress === null ? '' : ` - ${view.progress}`}`;

@@ -1,19 +1,19 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { asCliDict, planListRow, PLAN_LIST_COLUMNS } from '../../domain/cli-view';
+import { asCliDict, planListRow, PLAN_LIST_COLUMNS } from '../render/plan-view';
 import { AUTOMATION_CHOICES, PHASES, PROCESSING_STATES } from '../../domain/lifecycle';
 import type { AutomationLevel, Phase, ProcessingState } from '../../domain/lifecycle';
 import { parseArgumentPairs } from '../../domain/plan';
 import type { PlanSnapshot } from '../../domain/plan';
 import { isUlid } from '../../domain/ids';
 import { enforcedInvariants } from '../../domain/invariant';
-import { explainDict, richTreeLines, treeRows, TREE_COLUMNS } from '../../domain/tree-view';
+import { explainDict, richTreeLines, treeRows, TREE_COLUMNS } from '../render/tree-view';
 import { parsePlanId } from '../plans';
 import { diffStat, renderUnifiedDiff } from '../render/diff';
 import { registerPlanWorkCommands } from './plan-work';
 import type { OutputFormat } from '../render/format';
 import { PlanClientError } from '../errors';
-import type { CliContext } from './context';
+import type { CliRuntime } from './runtime';
 import {
   byOption,
   collect,
@@ -22,12 +22,12 @@ import {
   parseNonNegativeInt,
   parsePositiveInt,
   parseUpper,
-} from './context';
+} from './runtime';
 
 const PLAN_ID = '<plan-id>';
 const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>)';
 
-export function registerPlanCommands(program: Command, ctx: CliContext): void {
+export function registerPlanCommands(program: Command, cli: CliRuntime): void {
   const plan = program.command('plan').description('create, inspect and advance plans');
 
   plan
@@ -51,12 +51,12 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
     .option('-n, --name <name>', 'plan name (default: "<action> on <projects>")')
     .option('-d, --description <text>', 'what the plan is for')
     .option('-t, --tag <tag>', 'tag; repeatable', collect, [])
-    .addOption(byOption(ctx.io))
+    .addOption(byOption(cli.io))
     .addOption(formatOption())
     .action(async (action: string, opts) => {
       const args = parseArgumentPairs(opts.arg as string[]);
       if (!args.ok) throw new PlanClientError('usage', args.error);
-      const snapshot = await ctx.withPlans((client) =>
+      const snapshot = await cli.withPlans((client) =>
         client.create({
           actionName: action,
           projects: opts.project as string[],
@@ -69,7 +69,7 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
           createdBy: opts.by as string,
         }),
       );
-      ctx.show(asCliDict(snapshot), opts.format);
+      cli.show(asCliDict(snapshot), opts.format);
     });
 
   plan
@@ -90,7 +90,7 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
     .option('--limit <n>', 'at most this many plans', parsePositiveInt, 50)
     .addOption(formatOption())
     .action(async (opts) => {
-      const plans = await ctx.withStores(({ plans: store }) =>
+      const plans = await cli.withStores(({ plans: store }) =>
         store.listPlans({
           phase: opts.phase as Phase | undefined,
           state: opts.state as ProcessingState | undefined,
@@ -99,7 +99,7 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
           limit: opts.limit as number,
         }),
       );
-      ctx.showRows(plans.map(planListRow), PLAN_LIST_COLUMNS, opts.format);
+      cli.showRows(plans.map(planListRow), PLAN_LIST_COLUMNS, opts.format);
     });
 
   plan
@@ -108,12 +108,12 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
     .argument(PLAN_ID, PLAN_ID_HELP)
     .addOption(formatOption())
     .action(async (id: string, opts) => {
-      const view = await ctx.withPlans((client) => client.get(id));
+      const view = await cli.withPlans((client) => client.get(id));
       // What the plan enforces: its pinned set and the PLAN-scope invariants added to it since, merged.
-      const added = await ctx.withStores(({ invariants }) =>
+      const added = await cli.withStores(({ invariants }) =>
         invariants.list({ scope: 'PLAN', target: view.planId }),
       );
-      ctx.show(
+      cli.show(
         asCliDict({
           ...view,
           invariants: enforcedInvariants(view.invariants, added),
@@ -134,13 +134,13 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
     )
     .option('-r, --reason <text>', 'why (recorded as a user_intervention decision)')
     .option('-y, --yes', 'enter Apply without showing the changes and asking first', false)
-    .addOption(byOption(ctx.io))
+    .addOption(byOption(cli.io))
     .addOption(formatOption())
     .action(async (id: string, opts) => {
-      const snapshot = await ctx.withPlans(async (client) => {
+      const snapshot = await cli.withPlans(async (client) => {
         const reviewed = (opts.yes as boolean)
           ? undefined
-          : await confirmApply(ctx, await client.snapshot(id, 'advance'));
+          : await confirmApply(cli, await client.snapshot(id, 'advance'));
         return client.advance(id, {
           by: opts.by as string,
           ...(opts.reason === undefined ? {} : { reason: opts.reason as string }),
@@ -148,7 +148,7 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
           ...(reviewed === undefined ? {} : { reviewedChangesetId: reviewed }),
         });
       });
-      ctx.show(asCliDict(snapshot), opts.format);
+      cli.show(asCliDict(snapshot), opts.format);
       // Approved, but an invariant checked after the approval stopped the transition.
       if (snapshot.state === 'ERRORED') {
         throw new PlanClientError(
@@ -164,16 +164,16 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
     .description('run an ERRORED phase again')
     .argument(PLAN_ID, PLAN_ID_HELP)
     .option('-r, --reason <text>', 'why (recorded as a user_intervention decision)')
-    .addOption(byOption(ctx.io))
+    .addOption(byOption(cli.io))
     .addOption(formatOption())
     .action(async (id: string, opts) => {
-      const snapshot = await ctx.withPlans((client) =>
+      const snapshot = await cli.withPlans((client) =>
         client.retry(id, {
           by: opts.by as string,
           ...(opts.reason === undefined ? {} : { reason: opts.reason as string }),
         }),
       );
-      ctx.show(asCliDict(snapshot), opts.format);
+      cli.show(asCliDict(snapshot), opts.format);
     });
 
   plan
@@ -182,8 +182,8 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
     .argument(PLAN_ID, PLAN_ID_HELP)
     .addOption(formatOption())
     .action(async (id: string, opts) => {
-      const record = await ctx.withPlans((client) => client.cancel(id));
-      ctx.show(asCliDict(record), opts.format);
+      const record = await cli.withPlans((client) => client.cancel(id));
+      cli.show(asCliDict(record), opts.format);
     });
 
   plan
@@ -193,8 +193,8 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
     .option('--timeout <seconds>', 'give up after this many seconds', parsePositiveInt, 60)
     .addOption(formatOption())
     .action(async (id: string, opts) => {
-      const view = await ctx.withPlans((client) => client.waitForInput(id, (opts.timeout as number) * 1000));
-      ctx.show(asCliDict(view), opts.format);
+      const view = await cli.withPlans((client) => client.waitForInput(id, (opts.timeout as number) * 1000));
+      cli.show(asCliDict(view), opts.format);
     });
 
   plan
@@ -206,7 +206,7 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
     .addOption(formatOption())
     .action(async (id: string, opts) => {
       const planId = parsePlanId(id);
-      const tree = await ctx.withStores(async ({ plans, decisions }) => {
+      const tree = await cli.withStores(async ({ plans, decisions }) => {
         if ((await plans.getPlan(planId)) === null)
           throw new PlanClientError('notFound', `no plan with id ${id}`);
         return decisions.getTree(planId, {
@@ -216,9 +216,9 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
       });
       const format = opts.format as OutputFormat;
       if (format === 'rich') {
-        ctx.print(richTreeLines(tree, ctx.style).join('\n'));
+        cli.print(richTreeLines(tree, cli.style).join('\n'));
       } else if (format === 'json' || format === 'yaml') {
-        ctx.showDocument(
+        cli.showDocument(
           {
             plan_id: planId,
             nodes: treeRows(tree),
@@ -228,7 +228,7 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
           format,
         );
       } else {
-        ctx.showRows(treeRows(tree), TREE_COLUMNS, format);
+        cli.showRows(treeRows(tree), TREE_COLUMNS, format);
       }
     });
 
@@ -247,7 +247,7 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
     .addOption(formatOption())
     .action(async (id: string, opts) => {
       const decisionId = parseDecisionId(id);
-      const doc = await ctx.withStores(async ({ decisions }) => {
+      const doc = await cli.withStores(async ({ decisions }) => {
         const decision = await decisions.getDecision(decisionId);
         const context =
           opts.showContext && decision.hotContextRef !== null
@@ -259,7 +259,7 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
           ...(context === undefined ? {} : { context }),
         });
       });
-      ctx.show(doc, opts.format);
+      cli.show(doc, opts.format);
     });
 
   plan
@@ -268,12 +268,12 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
     .argument('<decision-id>', 'decision id (26-character ULID, as `plan tree` prints it)')
     .requiredOption('-o, --option <text>', 'the option chosen instead')
     .requiredOption('-r, --reason <text>', 'why (recorded as the correction reason)')
-    .addOption(byOption(ctx.io))
+    .addOption(byOption(cli.io))
     .addOption(formatOption())
     .action(async (id: string, opts) => {
       const decisionId = parseDecisionId(id);
-      const original = await ctx.withStores(({ decisions }) => decisions.getDecision(decisionId));
-      const result = await ctx.withPlans((client) =>
+      const original = await cli.withStores(({ decisions }) => decisions.getDecision(decisionId));
+      const result = await cli.withPlans((client) =>
         client.correct(original.planId, {
           by: opts.by as string,
           decisionId,
@@ -281,13 +281,13 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
           reason: opts.reason as string,
         }),
       );
-      const correction = await ctx.withStores(({ decisions }) =>
+      const correction = await cli.withStores(({ decisions }) =>
         decisions.getDecision(result.correctionDecisionId),
       );
-      ctx.show(explainDict(correction, { showContext: false, showReasoning: true }), opts.format);
+      cli.show(explainDict(correction, { showContext: false, showReasoning: true }), opts.format);
     });
 
-  registerPlanWorkCommands(plan, ctx);
+  registerPlanWorkCommands(plan, cli);
 }
 
 /**
@@ -297,10 +297,10 @@ export function registerPlanCommands(program: Command, ctx: CliContext): void {
  * confirmed another changeset or none (checkReviewedChangeset), so a plan that reached its gate just after this
  * looked cannot be applied unseen.
  */
-async function confirmApply(ctx: CliContext, view: PlanSnapshot): Promise<string | null> {
+async function confirmApply(cli: CliRuntime, view: PlanSnapshot): Promise<string | null> {
   if (!(view.awaitingApproval && view.phase === 'EXECUTE') || view.changesetId === null) return null;
   const changesetId = view.changesetId;
-  const changeset = await ctx.withStores(async ({ changesets }) => {
+  const changeset = await cli.withStores(async ({ changesets }) => {
     const found = await changesets.get(changesetId);
     if (found === null)
       throw new PlanClientError('notFound', `changeset ${changesetId} of plan ${view.planId} is missing`);
@@ -308,20 +308,20 @@ async function confirmApply(ctx: CliContext, view: PlanSnapshot): Promise<string
   });
   const targets = changeset.projects
     .filter((p) => !p.readOnly)
-    .map((p) => `${p.name} (${p.root})`)
+    .map((p) => `${p.projectName} (${p.root})`)
     .join(', ');
-  ctx.io.stderr(
-    `${renderUnifiedDiff(changeset.changes, { color: ctx.color })}${diffStat(changeset.changes)}\n`,
+  cli.io.stderr(
+    `${renderUnifiedDiff(changeset.changes, { color: cli.color })}${diffStat(changeset.changes)}\n`,
   );
   if (changeset.changes.length === 0) return changesetId;
-  if (ctx.io.confirm === undefined) {
+  if (cli.io.confirm === undefined) {
     throw new PlanClientError(
       'usage',
       `entering Apply writes ${changeset.changes.length} change(s) to ${targets}; nobody can confirm here ` +
         '(stdin is not a terminal): pass --yes to apply them',
     );
   }
-  const yes = await ctx.io.confirm(`Apply ${changeset.changes.length} change(s) to ${targets}? [y/N] `);
+  const yes = await cli.io.confirm(`Apply ${changeset.changes.length} change(s) to ${targets}? [y/N] `);
   if (!yes) {
     throw new PlanClientError('refused', `not applied: the plan still waits for approval to enter APPLY`);
   }

@@ -1,18 +1,18 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { profileCliDict, profileListRow, PROFILE_LIST_COLUMNS } from '../../domain/catalog-view';
+import { profileCliDict, profileListRow, PROFILE_LIST_COLUMNS } from '../render/catalog-view';
 import { AUTOMATION_CHOICES } from '../../domain/lifecycle';
 import { getOrFail, parseName, removeOrFail, validateProfile } from '../catalog';
-import type { CliContext } from './context';
+import type { CliRuntime } from './runtime';
 import {
   formatOption,
   parseAutomation,
   parseFraction,
   parseNonNegativeInt,
   parsePositiveInt,
-} from './context';
+} from './runtime';
 
-export function registerProfileCommands(program: Command, ctx: CliContext): void {
+export function registerProfileCommands(program: Command, cli: CliRuntime): void {
   const profile = program
     .command('profile')
     .description('manage automation profiles (a plan freezes its profile at creation)');
@@ -42,11 +42,11 @@ export function registerProfileCommands(program: Command, ctx: CliContext): void
         ...(opts.approvalTimeout === undefined ? {} : { approvalTimeoutSeconds: opts.approvalTimeout }),
         ...(opts.description === undefined ? {} : { description: opts.description }),
       });
-      const stored = await ctx.withStores(async ({ catalog }) => {
+      const stored = await cli.withStores(async ({ catalog }) => {
         await catalog.putProfile(value);
         return getOrFail('profile', value.name, (n) => catalog.getProfile(n));
       });
-      ctx.show(profileCliDict(stored), opts.format);
+      cli.show(profileCliDict(stored), opts.format);
     });
 
   profile
@@ -54,8 +54,8 @@ export function registerProfileCommands(program: Command, ctx: CliContext): void
     .description('list profiles by name')
     .addOption(formatOption())
     .action(async (opts) => {
-      const profiles = await ctx.withStores(({ catalog }) => catalog.listProfiles());
-      ctx.showRows(profiles.map(profileListRow), PROFILE_LIST_COLUMNS, opts.format);
+      const profiles = await cli.withStores(({ catalog }) => catalog.listProfiles());
+      cli.showRows(profiles.map(profileListRow), PROFILE_LIST_COLUMNS, opts.format);
     });
 
   profile
@@ -64,10 +64,10 @@ export function registerProfileCommands(program: Command, ctx: CliContext): void
     .argument('<name>', 'namespaced profile name')
     .addOption(formatOption())
     .action(async (name: string, opts) => {
-      const stored = await ctx.withStores(({ catalog }) =>
+      const stored = await cli.withStores(({ catalog }) =>
         getOrFail('profile', name, (n) => catalog.getProfile(n)),
       );
-      ctx.show(profileCliDict(stored), opts.format);
+      cli.show(profileCliDict(stored), opts.format);
     });
 
   profile
@@ -75,7 +75,7 @@ export function registerProfileCommands(program: Command, ctx: CliContext): void
     .description('remove a profile (plans keep their frozen snapshot)')
     .argument('<name>', 'namespaced profile name')
     .action(async (name: string) => {
-      await ctx.withStores(({ catalog }) => removeOrFail('profile', name, (n) => catalog.removeProfile(n)));
-      ctx.print(`removed profile ${name.trim().toLowerCase()}`);
+      await cli.withStores(({ catalog }) => removeOrFail('profile', name, (n) => catalog.removeProfile(n)));
+      cli.print(`removed profile ${name.trim().toLowerCase()}`);
     });
 }

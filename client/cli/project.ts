@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { projectCliDict, projectListRow, PROJECT_LIST_COLUMNS } from '../../domain/catalog-view';
+import { projectCliDict, projectListRow, PROJECT_LIST_COLUMNS } from '../render/catalog-view';
 import { getOrFail, removeOrFail, validateProject } from '../catalog';
-import type { CliContext } from './context';
-import { formatOption } from './context';
+import type { CliRuntime } from './runtime';
+import { formatOption } from './runtime';
 
-export function registerProjectCommands(program: Command, ctx: CliContext): void {
+export function registerProjectCommands(program: Command, cli: CliRuntime): void {
   const project = program.command('project').description('manage the projects plans target');
 
   project
@@ -22,11 +22,11 @@ export function registerProjectCommands(program: Command, ctx: CliContext): void
         path: opts.path as string,
         ...(opts.description === undefined ? {} : { description: opts.description as string }),
       });
-      const stored = await ctx.withStores(async ({ catalog }) => {
+      const stored = await cli.withStores(async ({ catalog }) => {
         await catalog.putProject(value);
         return getOrFail('project', value.name, (n) => catalog.getProject(n));
       });
-      ctx.show(projectCliDict(stored), opts.format);
+      cli.show(projectCliDict(stored), opts.format);
     });
 
   project
@@ -34,8 +34,8 @@ export function registerProjectCommands(program: Command, ctx: CliContext): void
     .description('list projects by name')
     .addOption(formatOption())
     .action(async (opts) => {
-      const projects = await ctx.withStores(({ catalog }) => catalog.listProjects());
-      ctx.showRows(projects.map(projectListRow), PROJECT_LIST_COLUMNS, opts.format);
+      const projects = await cli.withStores(({ catalog }) => catalog.listProjects());
+      cli.showRows(projects.map(projectListRow), PROJECT_LIST_COLUMNS, opts.format);
     });
 
   project
@@ -44,10 +44,10 @@ export function registerProjectCommands(program: Command, ctx: CliContext): void
     .argument('<name>', 'namespaced project name')
     .addOption(formatOption())
     .action(async (name: string, opts) => {
-      const stored = await ctx.withStores(({ catalog }) =>
+      const stored = await cli.withStores(({ catalog }) =>
         getOrFail('project', name, (n) => catalog.getProject(n)),
       );
-      ctx.show(projectCliDict(stored), opts.format);
+      cli.show(projectCliDict(stored), opts.format);
     });
 
   project
@@ -55,7 +55,7 @@ export function registerProjectCommands(program: Command, ctx: CliContext): void
     .description('remove a project (existing plans keep their links)')
     .argument('<name>', 'namespaced project name')
     .action(async (name: string) => {
-      await ctx.withStores(({ catalog }) => removeOrFail('project', name, (n) => catalog.removeProject(n)));
-      ctx.print(`removed project ${name.trim().toLowerCase()}`);
+      await cli.withStores(({ catalog }) => removeOrFail('project', name, (n) => catalog.removeProject(n)));
+      cli.print(`removed project ${name.trim().toLowerCase()}`);
     });
 }

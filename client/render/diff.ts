@@ -84,7 +84,7 @@ export function changesetJson(changeset: Changeset): Record<string, unknown> {
     attempt: changeset.attempt,
     created_at: changeset.createdAt,
     projects: changeset.projects.map((project) => ({
-      name: project.name,
+      name: project.projectName,
       alias: project.alias,
       root: project.root,
       read_only: project.readOnly,

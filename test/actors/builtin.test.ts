@@ -3,20 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { createBuiltinActors } from '../../actors/builtin';
 import { runStep, runValidation, StepError } from '../../actors/steps';
-import type {
-  ActorCall,
-  ContextFile,
-  ExecutionActor,
-  ExecutionOutcome,
-  Strategy,
-  Workspace,
-} from '../../actors/types';
+import type { ActorCall, ContextFile, ExecutionActor, ExecutionOutcome } from '../../actors/types';
+import type { Workspace } from '../../domain/project-link';
 import { DecisionLog } from '../../domain/decision-log';
 import type { DecisionDraft } from '../../domain/decision';
 import type { Phase } from '../../domain/lifecycle';
 import type { PlanSpec } from '../../domain/plan';
 import { planSpecSchema } from '../../domain/schemas';
-import type { Step, StepFile } from '../../domain/steps';
+import type { Step, StepFile, Strategy } from '../../domain/steps';
 import { stepFromFile } from '../../domain/steps';
 import { CREATED_AT, PLAN_ID } from '../unit/fixtures';
 
@@ -114,8 +108,8 @@ function plan(args: Record<string, string | number | boolean> = {}): PlanSpec {
 
 function workspaces(): Workspace[] {
   return [
-    { project: 'acme/api', alias: 'api', readOnly: false, root, sandbox },
-    { project: 'acme/docs', alias: null, readOnly: true, root: docsRoot, sandbox: null },
+    { projectName: 'acme/api', alias: 'api', readOnly: false, root, sandbox },
+    { projectName: 'acme/docs', alias: null, readOnly: true, root: docsRoot, sandbox: null },
   ];
 }
 

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { checkInvariantRule, MAX_LISTED } from '../../actors/invariant-rules';
 import type { RuleCheckInput } from '../../actors/invariant-rules';
-import type { ChangeSummary, Workspace } from '../../actors/types';
+import type { ChangeSummary } from '../../actors/types';
+import type { Workspace } from '../../domain/project-link';
 import type { InvariantRule } from '../../domain/invariant-rule';
 import type { PlanSpec } from '../../domain/plan';
 import { planSpecSchema } from '../../domain/schemas';
@@ -50,11 +51,17 @@ async function workspace(
     await fs.mkdir(path.dirname(path.join(sandbox, rel)), { recursive: true });
     await fs.writeFile(path.join(sandbox, rel), content);
   }
-  return { project, alias: null, readOnly: options.readOnly ?? false, root, sandbox };
+  return { projectName: project, alias: null, readOnly: options.readOnly ?? false, root, sandbox };
 }
 
 function noSandbox(project: string): Workspace {
-  return { project, alias: null, readOnly: false, root: path.join(base, 'projects', project), sandbox: null };
+  return {
+    projectName: project,
+    alias: null,
+    readOnly: false,
+    root: path.join(base, 'projects', project),
+    sandbox: null,
+  };
 }
 
 function input(changes: ChangeSummary[] | null, patch: Partial<RuleCheckInput> = {}): RuleCheckInput {

@@ -12,15 +12,14 @@ import {
 import { loadModelConfig } from '../../actors/model-config';
 import type { ModelConfig } from '../../actors/model-config';
 import type {
-  ActionDefinition,
   ActorCall,
   ChangeSummary,
   ContextFile,
   EstimationActor,
   InvariantActor,
-  Strategy,
   StrategyActor,
 } from '../../actors/types';
+import type { ActionDefinition, Strategy } from '../../domain/steps';
 import { DecisionLog } from '../../domain/decision-log';
 import { planSpecSchema } from '../../domain/schemas';
 import type { PlanSpec } from '../../domain/schemas';

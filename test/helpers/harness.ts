@@ -14,17 +14,14 @@ import { PlanClient } from '../../client/plans';
 import { runCli } from '../../client/cli/main';
 import { createLocalTestEnv } from '../../scripts/test-env';
 import { migrateDatabase } from '../../storage/migrate';
-import { createCatalogStore } from '../../storage/catalog';
-import { createDecisionStore } from '../../storage/decisions';
-import { createPlanStore } from '../../storage/plans';
+import { createStores } from '../../storage';
 import { loadBuiltInActions } from '../../client/catalog';
 import { disconnectSharedPrismaClients, sharedPrismaClient } from '../../storage/prisma';
 import type { CatalogStore, PlanStore } from '../../storage/types';
 import { WORKFLOWS_PATH, createPlanWorker } from '../../worker/worker';
 import { createActorRegistry } from '../../actors';
 import type { ActorRegistry } from '../../actors';
-import { createChangesetStore } from '../../storage/changesets';
-import { createInvariantStore } from '../../storage/invariants';
+import type { ContextFileStore } from '../../storage/context-files';
 import type { InvariantStore } from '../../storage/invariants';
 import type { ChangesetStore } from '../../storage/changesets';
 import { createActivities } from '../../activities';
@@ -54,6 +51,7 @@ export interface Harness {
   /** The CLI as if a person at a terminal answers every yes/no question with `answer`; records the questions. */
   cliAnswering(answer: boolean, ...argv: string[]): Promise<CliResult & { questions: string[] }>;
   changesets: ChangesetStore;
+  contextFiles: ContextFileStore;
   invariants: InvariantStore;
   /** The real activities, for overrides that fail once and then delegate. */
   activities: PlanActivities;
@@ -84,9 +82,8 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
   const databaseUrl = `file:${path.join(dir, 'agents.db')}`;
   await migrateDatabase(databaseUrl);
   // The CLI run in process below uses this same client (one per database per process, see storage/prisma).
-  const prisma = sharedPrismaClient(databaseUrl);
-  const plans = createPlanStore(prisma);
-  const catalog = createCatalogStore(prisma);
+  const stores = createStores(sharedPrismaClient(databaseUrl));
+  const { plans, catalog, changesets, contextFiles, invariants } = stores;
   await loadBuiltInActions(catalog);
   const env = await createLocalTestEnv();
   // Tests in one file share the server; a task queue of their own keeps stray workflows from other tests apart.
@@ -96,21 +93,15 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
     mkdirSync(path.join(projectDir, name), { recursive: true });
     await catalog.putProject({ name: `local/${name}`, path: path.join(projectDir, name), description: '' });
   }
-  const invariants = createInvariantStore(prisma);
   const client = new PlanClient(env.client, plans, catalog, invariants, {
     taskQueue,
     commandTimeoutMs: options.commandTimeoutMs ?? 20_000,
   });
   const bundle = await workflowBundle();
 
-  const changesets = createChangesetStore(prisma);
   const sandboxDir = path.join(dir, 'sandboxes');
   const dependencies = {
-    plans,
-    decisions: createDecisionStore(prisma),
-    catalog,
-    changesets,
-    invariants,
+    ...stores,
     actors: createActorRegistry({ model: null }),
     sandboxDir,
   };
@@ -152,6 +143,7 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
     plans,
     catalog,
     changesets,
+    contextFiles,
     invariants,
     activities: createActivities(dependencies),
     sandboxDir,

@@ -16,7 +16,8 @@ import os from 'node:os';
 import path from 'node:path';
 
 import type { Changeset, ChangesetProject, FileChange } from '../../domain/changeset';
-import { ChangesetRefusedError, applyChangeset, sha256, validateChangeset } from '../../sandbox/apply';
+import { sha256 } from '../../lib/sha256';
+import { ChangesetRefusedError, applyChangeset, validateChangeset } from '../../sandbox/apply';
 
 const PROJECT = 'local/demo';
 const AT = '2030-01-02T03:04:05.000Z';
@@ -124,7 +125,7 @@ async function move(from: string, to: string): Promise<FileChange> {
 
 function project(fields: Partial<ChangesetProject> = {}): ChangesetProject {
   return {
-    name: PROJECT,
+    projectName: PROJECT,
     alias: null,
     root,
     readOnly: false,
@@ -349,7 +350,7 @@ describe('applyChangeset: overlapping project roots', () => {
   function withReadOnly(changes: FileChange[], readOnlyRoot: string = docs): Changeset {
     return changeset(changes, [
       project(),
-      project({ name: DOCS, root: readOnlyRoot, readOnly: true, sandbox: null }),
+      project({ projectName: DOCS, root: readOnlyRoot, readOnly: true, sandbox: null }),
     ]);
   }
 

@@ -64,7 +64,7 @@ function changesetOf(changes: FileChange[]): Changeset {
     changesetId: 'cs-1',
     planId: 'plan-1',
     attempt: 1,
-    projects: [{ name: PROJECT, alias: null, root, readOnly: false, sandbox: dest }],
+    projects: [{ projectName: PROJECT, alias: null, root, readOnly: false, sandbox: dest }],
     changes,
     createdAt: '2030-01-02T03:04:05.000Z',
   };

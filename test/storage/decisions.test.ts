@@ -101,7 +101,7 @@ function stateInput(planId: string, writes: DecisionWrite[]): RecordPlanStateInp
     event: 'PHASE_STARTED',
     phase: 'STRATEGIZE',
     state: 'PROCESSING',
-    actor: 'workflow',
+    recordedBy: 'workflow',
     message: null,
     error: null,
     decisions: writes,
@@ -636,7 +636,7 @@ describe('correct', () => {
       type: 'PHASE_RETRIED',
       phase: 'STRATEGIZE',
       state: 'PROCESSING',
-      actor: 'bob',
+      recordedBy: 'bob',
       message: 'corrected decision 5',
       at: input.at,
     });

@@ -16,7 +16,7 @@ import { migrateDatabase } from '../../storage/migrate';
 import { createPlanStore } from '../../storage/plans';
 import { createPrismaClient } from '../../storage/prisma';
 import type { PrismaClient } from '../../storage/prisma';
-import { REPO_ROOT } from '../../storage/sqlite';
+import { REPO_ROOT } from '../../config/paths';
 
 /** The last migration before the plan fields and the catalog, and the one under test. */
 const PREVIOUS_MIGRATION = '20261130012007_init';
@@ -454,7 +454,7 @@ describe(`migration ${DECISION_TREE_MIGRATION}`, () => {
       event: 'PHASE_COMPLETED',
       phase: 'EXECUTE',
       state: 'COMPLETE',
-      actor: 'workflow',
+      recordedBy: 'workflow',
       message: null,
       error: null,
       decisions: [

@@ -2,7 +2,8 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { databaseFilePath, DEFAULT_DATABASE_URL, REPO_ROOT, resolveDatabaseUrl } from '../../storage/sqlite';
+import { REPO_ROOT } from '../../config/paths';
+import { databaseFilePath, DEFAULT_DATABASE_URL, resolveDatabaseUrl } from '../../storage/sqlite';
 
 describe('resolveDatabaseUrl', () => {
   let dir: string;

@@ -6,11 +6,11 @@ import {
   actionListRow,
   profileCliDict,
   profileListRow,
-  profileSnapshot,
   projectCliDict,
   projectListRow,
   storedActionCliDict,
-} from '../../domain/catalog-view';
+} from '../../client/render/catalog-view';
+import { profileSnapshot } from '../../domain/catalog';
 import { profileSnapshotSchema } from '../../domain/schemas';
 import { CREATED_AT, UPDATED_AT, careful, codeReviewAction, project, stored } from './fixtures';
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { loadClientConfig } from '../../client/config';
-import { REPO_ROOT } from '../../storage/sqlite';
+import { REPO_ROOT } from '../../config/paths';
 import { PlanClientError } from '../../client/errors';
 import { ConfigError, loadWorkerConfig } from '../../worker/config';
 

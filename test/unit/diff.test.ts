@@ -289,8 +289,8 @@ describe('changesetJson', () => {
     attempt: 2,
     createdAt: '2025-01-02T03:04:05.000Z',
     projects: [
-      { name: PROJECT, alias: 'demo', root: '/srv/demo', readOnly: false, sandbox: '/tmp/sb/demo' },
-      { name: 'team/docs', alias: null, root: '/srv/docs', readOnly: true, sandbox: null },
+      { projectName: PROJECT, alias: 'demo', root: '/srv/demo', readOnly: false, sandbox: '/tmp/sb/demo' },
+      { projectName: 'team/docs', alias: null, root: '/srv/docs', readOnly: true, sandbox: null },
     ],
     changes: [created, binary, moved, deleted],
   };

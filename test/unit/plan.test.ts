@@ -1,4 +1,4 @@
-import { asCliDict } from '../../domain/cli-view';
+import { asCliDict } from '../../client/render/plan-view';
 import { checkDecisionDraft, promptDefinitionDraft } from '../../domain/decision';
 import { isUlid, normalizePlanId, planWorkflowId } from '../../domain/ids';
 import { initialSnapshot, parseArgumentPairs } from '../../domain/plan';

@@ -3,12 +3,11 @@
  * fields only when set, like a plan's `as_cli_dict`. List rows are flat (scalars only) so every output format,
  * tab-separated plain text included, can show them.
  */
-import { actionCliDict } from './action-file';
-import type { Action, AutomationProfile, Project, Stored } from './catalog';
-import { profileThresholds } from './cli-view';
-import type { ProfileSnapshot } from './schemas';
+import { actionCliDict } from '../../domain/action-file';
+import type { Action, AutomationProfile, Project, Stored } from '../../domain/catalog';
+import { profileThresholds } from './plan-view';
 
-export { actionCliDict } from './action-file';
+export { actionCliDict } from '../../domain/action-file';
 
 /** `built_in` only when true, then the catalog timestamps: shared tail of every catalog document. */
 function storedTail(stored: Stored<unknown>): Record<string, unknown> {
@@ -109,18 +108,3 @@ export const PROFILE_LIST_COLUMNS: readonly string[] = [
   'built_in',
   'description',
 ];
-
-/**
- * The `effective_profile_snapshot` a plan freezes at creation (seed 000): the profile's name, level and
- * thresholds, as a fresh object sharing nothing with the profile, so later edits of the profile (or of the object
- * passed in) never reach an existing plan.
- */
-export function profileSnapshot(profile: AutomationProfile): ProfileSnapshot {
-  return {
-    name: profile.name,
-    automationLevel: profile.automationLevel,
-    minDecisionConfidence: profile.minDecisionConfidence,
-    maxAutoRetries: profile.maxAutoRetries,
-    approvalTimeoutSeconds: profile.approvalTimeoutSeconds,
-  };
-}

@@ -2,9 +2,9 @@
  * How `agents plan tree` and `agents plan explain` present decisions (seed 004). Pure: the CLI picks a format,
  * these functions pick the keys and their order.
  */
-import type { DecisionTree, DecisionTreeNode } from './decision-tree';
-import { depthFirst } from './decision-tree';
-import type { DecisionFields } from './decision';
+import type { DecisionTree, DecisionTreeNode } from '../../domain/decision-tree';
+import { depthFirst } from '../../domain/decision-tree';
+import type { DecisionFields } from '../../domain/decision';
 
 /** The views read every field of a recorded decision. */
 export type ViewDecision = DecisionFields;

@@ -3,8 +3,8 @@
  * groups, in order; optional fields appear only when set (non-null) or non-empty. JSON and YAML output keep this
  * key order, so scripts and people see the same stable document.
  */
-import { orderInvariants } from './invariant';
-import type { PlanFields, ProfileSnapshot, ProjectLink } from './plan';
+import { orderInvariants } from '../../domain/invariant';
+import type { PlanFields, ProfileSnapshot, ProjectLink } from '../../domain/plan';
 
 /**
  * A project link for display. Decision: an object, not a `name:alias:ro` string, so JSON/YAML readers get named

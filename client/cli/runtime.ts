@@ -34,7 +34,7 @@ export interface Spinner {
 }
 
 /** What every command file gets: output helpers and on-demand connections (so `--help` needs no server). */
-export interface CliContext {
+export interface CliRuntime {
   io: CliIo;
   /** Colour is on: stdout is a terminal and NO_COLOR is not set. */
   color: boolean;
@@ -52,7 +52,7 @@ export interface CliContext {
   withStores<T>(run: (stores: Stores) => Promise<T>): Promise<T>;
 }
 
-export function createCliContext(io: CliIo): CliContext {
+export function createCliRuntime(io: CliIo): CliRuntime {
   const color = io.isTty && io.env.NO_COLOR === undefined;
   const print = (text: string) => io.stdout(text.endsWith('\n') ? text : `${text}\n`);
   const colors = pc.createColors(color);

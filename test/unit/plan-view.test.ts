@@ -1,5 +1,5 @@
 import YAML from 'yaml';
-import { asCliDict, planListRow, PLAN_LIST_COLUMNS, projectLinkCliDict } from '../../domain/cli-view';
+import { asCliDict, planListRow, PLAN_LIST_COLUMNS, projectLinkCliDict } from '../../client/render/plan-view';
 import { projectNames } from '../../domain/plan';
 import type { PlanFields } from '../../domain/plan';
 import {
