@@ -16,17 +16,14 @@ import type { Project } from '../domain/catalog';
 import { checkProjectLinks, parseProjectLinkOption } from '../domain/project-link';
 import { chooseProfileName, resolvePlanSpec } from '../domain/resolve';
 import type { ProjectLink } from '../domain/schemas';
+import { planWorkflow } from '../workflows';
 import {
   PLAN_NAME_MEMO,
-  PlanActionKey,
-  PlanAutomationKey,
-  PlanAwaitingInputKey,
-  PlanPhaseKey,
-  PlanStateKey,
   TASK_QUEUE,
   advancePlanUpdate,
   correctDecisionUpdate,
   getPlanQuery,
+  planSearchAttributes,
   retryPhaseUpdate,
 } from '../workflows/definitions';
 import type {
@@ -96,26 +93,21 @@ export class PlanClient {
   async create(input: CreatePlanInput): Promise<PlanSnapshot> {
     const spec = await this.resolve(input);
     const workflowId = planWorkflowId(spec.planId);
+    const queued = initialSnapshot(spec, workflowId);
     await this.call(() =>
-      this.temporal.workflow.start('planWorkflow', {
+      this.temporal.workflow.start(planWorkflow, {
         workflowId,
         taskQueue: this.taskQueue,
         args: [spec],
         memo: { [PLAN_NAME_MEMO]: spec.name },
         // Set at start so the Web UI can filter the plan before a worker has picked it up.
-        typedSearchAttributes: [
-          { key: PlanPhaseKey, value: 'STRATEGIZE' },
-          { key: PlanStateKey, value: 'QUEUED' },
-          { key: PlanActionKey, value: spec.actionName },
-          { key: PlanAutomationKey, value: spec.automationLevel },
-          { key: PlanAwaitingInputKey, value: false },
-        ],
+        typedSearchAttributes: planSearchAttributes(queued),
       }),
     );
     // The row exists from the start, so a queued plan can be listed and given context before a worker picks it
     // up. The workflow's first activity writes the same row and event (sequence 0) and finds them already there.
     await this.plans.recordPlanCreated({ spec, eventSeq: 0 });
-    return initialSnapshot(spec, workflowId);
+    return queued;
   }
 
   private async resolve(input: CreatePlanInput): Promise<PlanSpec> {

@@ -1,0 +1,526 @@
+/**
+ * What every plan workflow shares, whichever path runs its phases: the state it keeps (one PlanWorkflowState), the
+ * handlers people reach it through, and the one way a state change is recorded and shown. workflows/plan.ts (the
+ * actors' path) and workflows/legacy-plan.ts (plans started before actors) drive a PlanRun; the checked-in
+ * histories of both paths replay against it.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  allHandlersFinished,
+  condition,
+  isCancellation,
+  log,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { PlanActivities } from '../activities';
+import type { PhaseFailure, PlanEventType, RecordPlanStateInput } from '../activities/contracts';
+import type { DecisionDraft } from '../domain/decision';
+import { userInterventionDraft } from '../domain/decision';
+import { ERROR_TYPES, NON_RETRYABLE_ERROR_TYPES } from '../domain/errors';
+import type { Phase, ProcessingState, WorkPhase } from '../domain/lifecycle';
+import {
+  canAdvance,
+  canRetry,
+  canTransition,
+  checkReviewedChangeset,
+  isFinished,
+  requiresApproval,
+} from '../domain/lifecycle';
+import { WORKFLOW_ACTOR, initialSnapshot, withInputDefaults } from '../domain/plan';
+import type { PlanError, PlanSnapshot, PlanSpec } from '../domain/plan';
+import type { Strategy } from '../domain/steps';
+import {
+  advancePlanUpdate,
+  correctDecisionUpdate,
+  getPlanQuery,
+  planSearchAttributes,
+  retryPhaseUpdate,
+} from './definitions';
+import type {
+  AdvancePlanRequest,
+  PlanWorkflowInput,
+  PlanWorkflowResult,
+  RetryPhaseRequest,
+} from './definitions';
+
+/**
+ * Recording must eventually succeed: storage hiccups retry without limit. What a retry cannot fix (a rule
+ * violation, a conflicting write, an unknown plan) is non-retryable and fails the plan with its message.
+ */
+const { recordPlanCreated, recordPlanState, checkCorrection, correctDecision } =
+  proxyActivities<PlanActivities>({
+    startToCloseTimeout: '30 seconds',
+    retry: {
+      initialInterval: '500 milliseconds',
+      maximumInterval: '30 seconds',
+      nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+    },
+  });
+
+/** The phases with work, in the only order a plan moves through them. */
+export const WORK_PHASES: readonly WorkPhase[] = ['STRATEGIZE', 'EXECUTE', 'APPLY'];
+
+/** The prompt_definition is the first decision a plan records; people's interventions hang under it. */
+export const ROOT_SEQ = 0;
+
+/** Workflow time is replayed from history, so this is deterministic. */
+export function now(): string {
+  return new Date().toISOString();
+}
+
+/**
+ * Everything a running plan holds, in one serialisable object: the plan as shown, the sequence counters, the
+ * products handed from phase to phase, and the people's requests awaiting their turn. Continuing as new is then
+ * one call that carries this object.
+ */
+export interface PlanWorkflowState {
+  spec: PlanSpec;
+  plan: PlanSnapshot;
+  /**
+   * Sequence numbers are allocated here, in deterministic workflow code, and handed to activities: a retried
+   * activity carries the same numbers and storage ignores a row it already has.
+   */
+  eventSeq: number;
+  decisionSeq: number;
+  /** Strategize's steps, for Execute; rebuilt by replay, so it needs no storage of its own. */
+  strategy: Strategy | null;
+  /** Execute's validation line, completed by Apply's counts. */
+  validationLine: string | null;
+  /** The state of the last record written; plan.state may run ahead of it while a person's command is awaited. */
+  recordedState: ProcessingState;
+  approval: AdvancePlanRequest | null;
+  retry: RetryPhaseRequest | null;
+  /** Where the next phase's decisions hang: the last decision of the phase before. */
+  parentDecisionSeq: number;
+}
+
+export type PhaseOutcome =
+  | { ok: true; summary: string; decisions: DecisionDraft[] }
+  | { ok: false; failure: PhaseFailure; decisions: DecisionDraft[] };
+
+/** What a phase's work is told: which run of the phase this is, and where its decisions go. */
+export interface PhaseWork {
+  attempt: number;
+  firstDecisionSeq: number;
+  parentDecisionSeq: number;
+}
+
+/** A state change: the fields that change, and what the event says about it. */
+interface Change {
+  phase?: Phase;
+  state?: ProcessingState;
+  error?: PlanError | null;
+  awaitingApproval?: boolean;
+}
+
+interface ChangeRecord {
+  recordedBy?: string;
+  message?: string | null;
+  decisions?: DecisionDraft[];
+}
+
+export class PlanRun {
+  readonly state: PlanWorkflowState;
+
+  constructor(input: PlanWorkflowInput) {
+    const spec = withInputDefaults(input);
+    const plan = initialSnapshot(spec, workflowInfo().workflowId);
+    this.state = {
+      spec,
+      plan,
+      eventSeq: 0,
+      decisionSeq: 0,
+      strategy: null,
+      validationLine: null,
+      recordedState: plan.state,
+      approval: null,
+      retry: null,
+      parentDecisionSeq: 0,
+    };
+  }
+
+  get plan(): PlanSnapshot {
+    return this.state.plan;
+  }
+
+  get spec(): PlanSpec {
+    return this.state.spec;
+  }
+
+  allocateDecisions(count: number): number {
+    const first = this.state.decisionSeq;
+    this.state.decisionSeq += count;
+    return first;
+  }
+
+  /** Results are serialised as soon as a handler returns, so a shallow copy cannot be mutated afterwards. */
+  snapshot(): PlanSnapshot {
+    return { ...this.state.plan };
+  }
+
+  /**
+   * The query and the three updates. A request stays pending until its change is recorded and visible, so while
+   * it is being written a second request is refused as "under way" instead of being applied to a state that is
+   * about to change.
+   */
+  installHandlers(): void {
+    const { state } = this;
+    setHandler(getPlanQuery, () => this.snapshot());
+
+    setHandler(
+      advancePlanUpdate,
+      async (request) => {
+        const from = state.plan.phase;
+        state.approval = request;
+        // An invariant checked after the approval may stop the transition: the update then returns the ERRORED
+        // plan, once that is recorded (the state opens to a retry a moment before its record is written).
+        await condition(
+          () =>
+            state.plan.phase !== from ||
+            state.plan.state === 'CANCELLED' ||
+            state.recordedState === 'ERRORED',
+        );
+        return this.snapshot();
+      },
+      {
+        validator: (request) => {
+          requireRequester(request.by);
+          // An approval already accepted but not yet acted on would otherwise let a second advance skip a gate.
+          const verdict =
+            state.approval === null
+              ? canAdvance(state.plan, request.expectedPhase)
+              : {
+                  ok: false as const,
+                  reason: `an advance out of ${state.plan.phase} was already accepted and is under way`,
+                };
+          if (!verdict.ok) throw new Error(verdict.reason);
+          const reviewed = checkReviewedChangeset(state.plan, request.reviewedChangesetId);
+          if (!reviewed.ok) throw new Error(reviewed.reason);
+        },
+      },
+    );
+
+    setHandler(
+      correctDecisionUpdate,
+      async (request) => {
+        // Checked before any number is spent, so a refused correction leaves no gap in the sequence.
+        const { correctedSeq } = await checkCorrection({
+          planId: state.plan.planId,
+          decisionId: request.decisionId,
+        });
+        const interventionSeq = this.allocateDecisions(2);
+        const result = await correctDecision({
+          planId: state.plan.planId,
+          decisionId: request.decisionId,
+          interventionSeq,
+          correctionSeq: interventionSeq + 1,
+          eventSeq: state.eventSeq++,
+          by: request.by,
+          chosenOption: request.chosenOption,
+          reason: request.reason ?? null,
+          at: now(),
+        });
+        state.plan.decisionCount = state.decisionSeq;
+        // What comes next builds on the correction, not on the choice it replaced.
+        if (state.parentDecisionSeq === correctedSeq) state.parentDecisionSeq = interventionSeq + 1;
+        return result;
+      },
+      {
+        validator: (request) => {
+          requireRequester(request.by);
+          if (typeof request.chosenOption !== 'string' || request.chosenOption.trim() === '') {
+            throw new Error('a correction needs the option chosen instead (--option)');
+          }
+          if (isFinished(state.plan)) {
+            throw new Error(
+              `the plan has finished (${state.plan.phase}, ${state.plan.state}); its decisions can no longer change`,
+            );
+          }
+        },
+      },
+    );
+
+    setHandler(
+      retryPhaseUpdate,
+      async (request) => {
+        state.retry = request;
+        await condition(() => state.plan.state !== 'ERRORED');
+        return this.snapshot();
+      },
+      {
+        validator: (request) => {
+          requireRequester(request.by);
+          const verdict =
+            state.retry === null
+              ? canRetry(state.plan)
+              : { ok: false as const, reason: 'a retry is already under way' };
+          if (!verdict.ok) throw new Error(verdict.reason);
+        },
+      },
+    );
+  }
+
+  publish(): void {
+    upsertSearchAttributes(planSearchAttributes(this.state.plan));
+  }
+
+  /**
+   * Every state change goes through here. It is written first and shown second: once a query, an update's
+   * result or a search attribute shows a state, the database already records it. The two exceptions (a gate
+   * opening, a phase failing) are states that wait for a person, opened to their command just before the write.
+   */
+  async change(
+    event: PlanEventType,
+    update: Change,
+    record: ChangeRecord = {},
+  ): Promise<Record<number, string>> {
+    const { state } = this;
+    const { plan } = state;
+    const next = {
+      phase: update.phase ?? plan.phase,
+      state: update.state ?? plan.state,
+      error: update.error === undefined ? plan.error : update.error,
+      awaitingApproval: update.awaitingApproval ?? plan.awaitingApproval,
+      updatedAt: now(),
+    };
+    const drafts = record.decisions ?? [];
+    const first = this.allocateDecisions(drafts.length);
+    const input: RecordPlanStateInput = {
+      planId: plan.planId,
+      eventSeq: state.eventSeq++,
+      at: next.updatedAt,
+      event,
+      phase: next.phase,
+      state: next.state,
+      recordedBy: record.recordedBy ?? WORKFLOW_ACTOR,
+      message: record.message ?? null,
+      error: next.error,
+      decisions: drafts.map((draft, i) => ({ seq: first + i, draft })),
+    };
+    const { decisionIds } = await recordPlanState(input);
+    state.recordedState = next.state;
+    Object.assign(plan, next, { decisionCount: state.decisionSeq });
+    this.publish();
+    return decisionIds;
+  }
+
+  /**
+   * Records the plan's first PHASE_STARTED with the root of its decision tree (the prompt_definition at ROOT_SEQ)
+   * and the decisions that hang under it from the start.
+   */
+  async recordRoot(decisions: DecisionDraft[], message: string | null): Promise<void> {
+    const ids = await this.change('PHASE_STARTED', { state: 'PROCESSING' }, { decisions, message });
+    const rootId = ids[ROOT_SEQ];
+    if (rootId === undefined)
+      throw new Error(`the root decision was recorded without an id (got ${Object.keys(ids)})`);
+    this.state.plan.decisionRootId = rootId;
+  }
+
+  /**
+   * Parks the plan ERRORED until a person retries (or cancels), then records the retry. Like a gate, ERRORED is
+   * open to a retry before its record is written: a person who sees ERRORED in the database can retry at once, and
+   * a retry accepted meanwhile is acted on only after the record. A gate that was open closes: its approval
+   * stands, and a retry that passes goes on without asking again.
+   */
+  async waitForRetry(block: {
+    event: PlanEventType;
+    error: PlanError;
+    decisions?: DecisionDraft[];
+    resume: ProcessingState;
+    question: string;
+    chosenOption: string;
+  }): Promise<void> {
+    const { state } = this;
+    state.plan.state = 'ERRORED';
+    state.plan.error = block.error;
+    state.plan.awaitingApproval = false;
+    await this.change(
+      block.event,
+      { state: 'ERRORED', error: block.error, awaitingApproval: false },
+      { message: block.error.message, decisions: block.decisions ?? [] },
+    );
+    await condition(() => state.retry !== null);
+    const request = pending(state.retry);
+    await this.change(
+      'PHASE_RETRIED',
+      { state: block.resume, error: null },
+      {
+        recordedBy: request.by,
+        message: request.reason ?? null,
+        decisions: [
+          userInterventionDraft({
+            by: request.by,
+            question: block.question,
+            chosenOption: block.chosenOption,
+            alternatives: ['Cancel the plan'],
+            reason: request.reason,
+            phase: state.plan.phase,
+            parentSeq: ROOT_SEQ,
+          }),
+        ],
+      },
+    );
+    state.retry = null;
+  }
+
+  /**
+   * Runs one phase until it is COMPLETE; a failure parks it ERRORED until a person retries it. `startRecorded`:
+   * the first run's PHASE_STARTED is already written (the plan's first, with its root).
+   */
+  async runPhaseToCompletion(
+    phase: WorkPhase,
+    work: (run: PhaseWork) => Promise<PhaseOutcome>,
+    options: { startRecorded: boolean },
+  ): Promise<void> {
+    const { state } = this;
+    for (let attempt = 1; ; attempt++) {
+      if (attempt > 1 || !options.startRecorded) await this.change('PHASE_STARTED', { state: 'PROCESSING' });
+      let failed: { error: PlanError; decisions: DecisionDraft[] };
+      try {
+        const assumedFirst = state.decisionSeq;
+        const outcome = await work({
+          attempt,
+          firstDecisionSeq: assumedFirst,
+          parentDecisionSeq: state.parentDecisionSeq,
+        });
+        // A correction may have taken sequence numbers while the phase ran: the batch then starts later, and links
+        // inside it move along. change() allocates from decisionSeq before its first await, so this is exact.
+        const shift = state.decisionSeq - assumedFirst;
+        const decisions = outcome.decisions.map((d) =>
+          d.parentSeq !== null && d.parentSeq >= assumedFirst ? { ...d, parentSeq: d.parentSeq + shift } : d,
+        );
+        if (outcome.ok) {
+          if (decisions.length > 0) state.parentDecisionSeq = state.decisionSeq + decisions.length - 1;
+          await this.change(
+            'PHASE_COMPLETED',
+            { state: 'COMPLETE', error: null },
+            { message: outcome.summary, decisions },
+          );
+          return;
+        }
+        failed = { error: { ...outcome.failure, at: now() }, decisions };
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        failed = { error: describeFailure(err, now()), decisions: [] };
+      }
+      log.warn('phase failed', { planId: state.plan.planId, phase, attempt, error: failed.error.message });
+      await this.waitForRetry({
+        event: 'PHASE_FAILED',
+        error: failed.error,
+        decisions: failed.decisions,
+        resume: 'QUEUED',
+        question: `${phase} failed: retry it?`,
+        chosenOption: `Retry ${phase}`,
+      });
+    }
+  }
+
+  /**
+   * Moves the plan one phase forward, through a person's approval when the automation level asks for one.
+   * `guard` runs before the gate opens (nobody is asked to approve what it forbids) and again once approved (a
+   * rule added while the gate was open must still stop the transition).
+   */
+  async transition(to: Phase, guard: (to: Phase) => Promise<void>): Promise<void> {
+    const { state } = this;
+    const verdict = canTransition(state.plan, to);
+    // The loop only asks for the next phase once the current one is COMPLETE: a refusal here is a bug in this
+    // workflow, which fails the workflow task (and waits for a fixed worker) rather than the plan.
+    if (!verdict.ok) throw new Error(`illegal transition to ${to}: ${verdict.reason}`);
+    await guard(to);
+    const from = state.plan.phase;
+    const entered = to === 'APPLIED' ? 'COMPLETE' : 'QUEUED';
+    if (!requiresApproval(state.plan.automationLevel, to)) {
+      await this.change('PHASE_ADVANCED', { phase: to, state: entered });
+      return;
+    }
+    // The gate opens before its record is written (the one exception to "write first, show second"): a person who
+    // sees AWAITING_APPROVAL in the database can then always advance at once. An advance accepted meanwhile is
+    // applied only after the record, so the events stay in order.
+    state.plan.awaitingApproval = true;
+    await this.change(
+      'AWAITING_APPROVAL',
+      { awaitingApproval: true },
+      { message: `waiting for approval to enter ${to}` },
+    );
+    await condition(() => state.approval !== null);
+    const request = pending(state.approval);
+    await guard(to);
+    await this.change(
+      'PHASE_ADVANCED',
+      { phase: to, state: entered, awaitingApproval: false },
+      {
+        recordedBy: request.by,
+        message: request.reason ?? null,
+        decisions: [
+          userInterventionDraft({
+            by: request.by,
+            question: `Advance from ${from} to ${to}?`,
+            chosenOption: `Advance to ${to}`,
+            alternatives: [`Stay in ${from}`, 'Cancel the plan'],
+            reason: request.reason,
+            phase: from,
+            parentSeq: ROOT_SEQ,
+          }),
+        ],
+      },
+    );
+    state.approval = null;
+  }
+
+  /**
+   * The frame of every plan: creation recorded, `body` run (the phases and their transitions), APPLIED recorded,
+   * and a cancellation recorded whatever it interrupted.
+   */
+  async run(body: () => Promise<void>): Promise<PlanWorkflowResult> {
+    const { state } = this;
+    try {
+      this.publish();
+      await recordPlanCreated({ spec: state.spec, eventSeq: state.eventSeq++ });
+      await body();
+      await this.change('PLAN_APPLIED', {}, { message: 'the plan reached APPLIED' });
+      // Let a caller's update finish with the final snapshot before the run closes.
+      await condition(allHandlersFinished);
+      return { planId: state.plan.planId, phase: state.plan.phase, decisionCount: state.decisionSeq };
+    } catch (err) {
+      if (isCancellation(err)) {
+        // Cancellation interrupts whatever was waiting; the record of it must still be written.
+        await CancellationScope.nonCancellable(() =>
+          this.change(
+            'PLAN_CANCELLED',
+            { state: 'CANCELLED', awaitingApproval: false },
+            { message: 'the plan was cancelled' },
+          ),
+        );
+      }
+      throw err;
+    }
+  }
+}
+
+function requireRequester(by: string): void {
+  if (typeof by !== 'string' || by.trim() === '') {
+    throw new Error('the request must say who makes it (by)');
+  }
+}
+
+function pending<T>(request: T | null): T {
+  // Only called once a condition saw the request: null here is a bug in this workflow, not in the request.
+  if (request === null) throw new Error('no pending request');
+  return request;
+}
+
+/** Error metadata for a failed phase, taken from the innermost ApplicationFailure when there is one. */
+export function describeFailure(err: unknown, at: string): PlanError {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure) {
+    const details = cause.details && cause.details.length > 0 ? JSON.stringify(cause.details) : null;
+    return { type: cause.type ?? ERROR_TYPES.PhaseFailed, message: cause.message, details, at };
+  }
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return { type: ERROR_TYPES.PhaseFailed, message, details: null, at };
+}
