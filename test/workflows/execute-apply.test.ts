@@ -19,6 +19,7 @@ import type { AutomationLevel } from '../../domain/lifecycle';
 import { planWorkflowId } from '../../domain/ids';
 import { createHarness } from '../helpers/harness';
 import type { Harness } from '../helpers/harness';
+import { waitUntil } from '../helpers/wait';
 
 let h: Harness;
 let demo: string;
@@ -501,9 +502,8 @@ describe('context files', () => {
 
 /** The client writes the plan row before the workflow starts, so context can be added to a queued plan. */
 async function waitForRow(planId: string): Promise<void> {
-  for (let i = 0; i < 50 && (await h.plans.getPlan(planId)) === null; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const row = async (): Promise<boolean> => (await h.plans.getPlan(planId)) !== null;
+  await waitUntil(`plan ${planId}'s row in the database`, row, { timeoutMs: 10_000 });
 }
 
 describe('progress', () => {
