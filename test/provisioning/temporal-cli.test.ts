@@ -8,6 +8,7 @@ import {
   TEMPORAL_CLI_VERSION,
   temporalCliCacheDir,
 } from '../../scripts/temporal-cli';
+import { waitUntil } from '../helpers/wait';
 import { realTemporalCli } from './helpers';
 
 const quiet = { log: () => {} };
@@ -93,11 +94,22 @@ describe('ensureTemporalCli', () => {
     fs.writeFileSync(lock, JSON.stringify({ pid: process.pid, host: os.hostname(), since: Date.now() }));
     const lines: string[] = [];
     const pending = ensureTemporalCli({ log: (l) => lines.push(l) });
-    await new Promise((r) => setTimeout(r, 1_500));
+    let settled = false;
+    const markSettled = (): void => {
+      settled = true;
+    };
+    void pending.then(markSettled, markSettled);
+    // The binary appears only once the caller has found the lock held and said whom it waits for: taking it then
+    // shows that it polls for the holder's binary rather than building its own or giving up.
+    await waitUntil(`ensureTemporalCli to say it waits for pid ${process.pid}`, () => {
+      if (lines.some((l) => l.startsWith(`Waiting for pid ${process.pid} `))) return true;
+      if (settled)
+        throw new Error(`ensureTemporalCli settled without waiting for the lock:\n${lines.join('\n')}`);
+      return false;
+    });
     fs.mkdirSync(temporalCliCacheDir(), { recursive: true });
     fs.symlinkSync(realTemporalCli(), cachedTemporalCliPath());
     await expect(pending).resolves.toBe(cachedTemporalCliPath());
-    expect(lines.join('\n')).toMatch(new RegExp(`Waiting for pid ${process.pid}`));
     // The lock belongs to the other process: the waiter must not remove it.
     expect(fs.existsSync(lock)).toBe(true);
   });

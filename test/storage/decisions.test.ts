@@ -251,7 +251,10 @@ describe('context storage', () => {
       where: { hash: stored[0]?.hotContextHash as string },
     });
     expect(blob?.createdAt.toISOString()).toBe(stored[0]?.createdAt);
-    expect(ids).toBeDefined();
+    // The write answers the id each of its decisions was stored under, by sequence number (the later write's
+    // decision 3 is not among them).
+    expect(stored.map((d) => d.seq)).toEqual([0, 1, 2, 3]);
+    expect(ids).toEqual({ 0: stored[0]?.decisionId, 1: stored[1]?.decisionId, 2: stored[2]?.decisionId });
   });
 
   it('leaves decisions without a context at none', async () => {

@@ -3,7 +3,9 @@
  * activities and actors, real sandboxes and a real SQLite database; Apply writes into real project directories.
  */
 import {
+  existsSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -19,6 +21,7 @@ import type { AutomationLevel } from '../../domain/lifecycle';
 import { planWorkflowId } from '../../domain/ids';
 import { createHarness } from '../helpers/harness';
 import type { Harness } from '../helpers/harness';
+import { waitUntil } from '../helpers/wait';
 
 let h: Harness;
 let demo: string;
@@ -501,26 +504,47 @@ describe('context files', () => {
 
 /** The client writes the plan row before the workflow starts, so context can be added to a queued plan. */
 async function waitForRow(planId: string): Promise<void> {
-  for (let i = 0; i < 50 && (await h.plans.getPlan(planId)) === null; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const row = async (): Promise<boolean> => (await h.plans.getPlan(planId)) !== null;
+  await waitUntil(`plan ${planId}'s row in the database`, row, { timeoutMs: 10_000 });
 }
 
 describe('progress', () => {
   it("reports the running step through the activity's heartbeat", async () => {
+    // Step 2 holds Execute open until the test has seen its progress: it says it has started, then waits for the
+    // test to release it. The wait is bounded (60 s) and the step fails if it was never released, so a test that
+    // gives up early cannot leave a command running or pass on a step that ended by itself.
+    const gate = mkdtempSync(path.join(h.projectDir, '..', 'gate-'));
+    const started = path.join(gate, 'started');
+    const release = path.join(gate, 'release');
+    const command =
+      `touch '${started}'; i=0; ` +
+      `while [ ! -e '${release}' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; ` +
+      `test -e '${release}'`;
     await addAction(
-      `name: local/slow\nsteps:\n  - create: a.txt\n    content: a\n    overwrite: true\n  - run: sleep 4\n`,
+      `name: local/gated\nsteps:\n  - create: a.txt\n    content: a\n    overwrite: true\n` +
+        `  - run: ${JSON.stringify(command)}\n`,
     );
     resetDemo({ 'a.txt': 'a\n' });
     await h.withWorker(async () => {
-      const planId = await startPlan('local/slow', 'REVIEW_BEFORE_APPLY');
-      const seen = new Set<string>();
-      for (let i = 0; i < 100 && !(await h.client.get(planId).then((v) => v.awaitingApproval)); i++) {
-        const progress = await h.client.progress(planId);
-        if (progress !== null) seen.add(progress);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+      const planId = await startPlan('local/gated', 'REVIEW_BEFORE_APPLY');
+      const seen: string[] = [];
+      try {
+        await waitUntil(`step 2 to start (${started})`, () => existsSync(started));
+        // The step's own message, while it still runs: later heartbeats of a long command say how long it has run.
+        await waitUntil(
+          () => `progress naming step 2 while it runs; seen: ${JSON.stringify(seen)}`,
+          async () => {
+            const progress = await h.client.progress(planId);
+            if (progress !== null && seen.at(-1) !== progress) seen.push(progress);
+            return progress === `EXECUTE: step 2/2: run ${command}`;
+          },
+          { intervalMs: 100 },
+        );
+      } finally {
+        writeFileSync(release, '');
       }
-      expect([...seen]).toContainEqual(expect.stringMatching(/^EXECUTE: step 2\/2: run sleep 4/));
+      // Released, the step ends and Execute completes: the plan waits for approval.
+      expect(await h.client.waitForInput(planId)).toMatchObject({ phase: 'EXECUTE', awaitingApproval: true });
       await h.client.cancel(planId);
     });
   });
