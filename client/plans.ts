@@ -157,7 +157,7 @@ export class PlanClient {
   /**
    * A plan as the database records it. The workflow writes every change before it shows it (ADR 0001), so the
    * record is never behind the live state, and reading it needs no worker. Whether the plan waits at a gate is
-   * its last event.
+   * its last event that moved it (a correction at a gate does not close the gate).
    */
   async get(idInput: string): Promise<PlanView> {
     const planId = parsePlanId(idInput);
@@ -173,7 +173,7 @@ export class PlanClient {
         `plan ${planId} is queued but no worker has picked it up yet; is a worker running (npm start)?`,
       );
     }
-    const last = await this.plans.lastEvent(planId);
+    const last = await this.plans.lastStateEvent(planId);
     return {
       ...record,
       awaitingApproval: last?.type === 'AWAITING_APPROVAL',

@@ -23,6 +23,12 @@ export const PLAN_EVENT_TYPES = [
 ] as const;
 export type PlanEventType = (typeof PLAN_EVENT_TYPES)[number];
 
+/**
+ * Events that record something about a plan without moving it (a correction can be made at a gate): whether the
+ * plan waits for a person is read from the newest event that is not one of these.
+ */
+export const STATE_NEUTRAL_EVENT_TYPES: readonly PlanEventType[] = ['DECISION_CORRECTED'];
+
 /** The name the engine itself goes by: the actor of the decisions it records, and who recorded its own events. */
 export const WORKFLOW_ACTOR = 'workflow';
 

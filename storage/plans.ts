@@ -18,7 +18,7 @@ import {
   projectLinkSchema,
   tagSchema,
 } from '../domain/schemas';
-import { PLAN_EVENT_TYPES } from '../domain/plan';
+import { PLAN_EVENT_TYPES, STATE_NEUTRAL_EVENT_TYPES } from '../domain/plan';
 import type { PlanError, PlanSpec } from '../domain/plan';
 import { inChunks } from './chunks';
 import { insertDecisions, toDecisionRecord } from './decisions';
@@ -173,8 +173,11 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
       return rows.map(toPlanEventRecord);
     },
 
-    async lastEvent(planId) {
-      const row = await prisma.planEvent.findFirst({ where: { planId }, orderBy: { seq: 'desc' } });
+    async lastStateEvent(planId) {
+      const row = await prisma.planEvent.findFirst({
+        where: { planId, type: { notIn: [...STATE_NEUTRAL_EVENT_TYPES] } },
+        orderBy: { seq: 'desc' },
+      });
       return row === null ? null : toPlanEventRecord(row);
     },
 

@@ -80,8 +80,11 @@ export interface PlanStore {
   listPlans(filter?: PlanFilter): Promise<PlanRecord[]>;
   /** By sequence number; only those after `afterSeq` when given (a follower reads what is new). */
   listEvents(planId: string, afterSeq?: number): Promise<PlanEventRecord[]>;
-  /** The newest event (highest sequence number), or null: one row, for views polled while a plan runs. */
-  lastEvent(planId: string): Promise<PlanEventRecord | null>;
+  /**
+   * The newest event that moved the plan (highest sequence number, STATE_NEUTRAL_EVENT_TYPES left out), or null:
+   * one row, for views polled while a plan runs.
+   */
+  lastStateEvent(planId: string): Promise<PlanEventRecord | null>;
   /** By sequence number. */
   listDecisions(planId: string, afterSeq?: number): Promise<DecisionRecord[]>;
   /**

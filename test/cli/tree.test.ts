@@ -182,6 +182,9 @@ describe('corrections', () => {
       const again = await h.cli('plan', 'correct', strategy.decision_id, '--option', 'z', '--reason', 'z');
       expect(again.code).toBe(4);
       expect(again.stderr).toMatch(/already corrected/);
+      // A correction made at a gate leaves the gate open: the plan still waits for a person, and says so.
+      const waiting = await h.client.waitForInput(created.planId, 5_000);
+      expect(waiting).toMatchObject({ phase: 'STRATEGIZE', state: 'COMPLETE', awaitingApproval: true });
 
       const current = JSON.parse(
         (await h.cli('plan', 'tree', created.planId, '--format', 'json')).stdout,

@@ -1,6 +1,6 @@
 /**
  * Plans run for days; a worker deployed meanwhile must replay their histories exactly. These histories were
- * recorded with scripts/record-histories.ts from real runs and are checked in.
+ * recorded with test/histories/record.ts from real runs and are checked in.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -28,7 +28,9 @@ it('has the recorded histories to replay', () => {
   expect(histories).toEqual([
     'actors-full-errored-retried.json',
     'actors-manual-applied.json',
+    'actors-manual-corrected.json',
     'actors-review-cancelled.json',
+    'actors-review-invariant-retried.json',
     'runphase-full-errored-retried.json',
     'runphase-manual-applied.json',
     'runphase-review-cancelled.json',
