@@ -9,8 +9,8 @@ import {
   createModelActors,
   renderContextFiles,
 } from '../../actors/model';
-import { loadModelConfig } from '../../actors/model-config';
-import type { ModelConfig } from '../../actors/model-config';
+import { loadModelConfig } from '../../actors/model/config';
+import type { ModelConfig } from '../../actors/model/config';
 import type {
   ActorCall,
   ChangeSummary,
