@@ -5,7 +5,14 @@
  */
 import { z } from 'zod';
 import type { PlanSpec } from '../../domain/plan';
-import { STEP_KINDS, renderTemplate, stepFileSchema, stepToFile } from '../../domain/steps';
+import {
+  STEP_KINDS,
+  renderTemplate,
+  stepFileSchema,
+  stepProject,
+  stepToFile,
+  templateValues,
+} from '../../domain/steps';
 import type { Step, StepFile } from '../../domain/steps';
 
 /**
@@ -76,47 +83,21 @@ const modelStepSchema = wireStepSchema.transform((wire, ctx): StepFile => {
   return z.NEVER;
 });
 
-/** The placeholders a step's texts may use: the plan's arguments and the names the executor fills in. */
-function templateValues(plan: PlanSpec): Record<string, string> {
-  const names = [...Object.keys(plan.arguments), 'plan.id', 'plan.name', 'project.name', 'project.alias'];
-  return Object.fromEntries(names.map((name) => [name, '']));
-}
-
 const TEMPLATED_FIELDS = ['create', 'content', 'replace', 'with', 'move', 'to', 'delete', 'run'] as const;
 
 /**
- * What can be checked before Execute: a step names a linked, writable project, and its placeholders exist. Caught
- * here, the model can fix them; caught in Execute, the plan fails.
+ * What can be checked before Execute, by the rules Execute applies: a step's project resolves (stepProject), and
+ * its placeholders exist (templateValues). Caught here, the model can fix them; caught in Execute, the plan fails.
  */
 function checkSteps(plan: PlanSpec, steps: StepFile[], ctx: z.RefinementCtx): void {
-  const values = templateValues(plan);
-  const writable = plan.projects.filter((link) => !link.readOnly);
   steps.forEach((step, index) => {
-    if (step.project !== undefined) {
-      const link = plan.projects.find((p) => p.projectName === step.project || p.alias === step.project);
-      if (link === undefined) {
-        const known = plan.projects.map(
-          (p) => p.projectName + (p.alias === null ? '' : ` (alias ${p.alias})`),
-        );
-        ctx.addIssue({
-          code: 'custom',
-          path: ['steps', index, 'project'],
-          message: `"${step.project}" is not a linked project (linked: ${known.join(', ')})`,
-        });
-      } else if (link.readOnly) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['steps', index, 'project'],
-          message: `${link.projectName} is linked read-only: steps may only work in writable projects`,
-        });
-      }
-    } else if (writable.length === 0) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['steps', index, 'project'],
-        message: 'every linked project is read-only, so this plan can have no steps',
-      });
-    }
+    const found = stepProject(step.project ?? null, plan.projects);
+    if (!found.ok) ctx.addIssue({ code: 'custom', path: ['steps', index, 'project'], message: found.reason });
+    // Which names exist does not depend on the project, only their values do; so a step whose project is refused
+    // still has its placeholders checked, against the plan's first project (a plan always has one).
+    const link = found.ok ? found.link : plan.projects[0];
+    if (link === undefined) return;
+    const values = templateValues(plan, link);
     for (const field of TEMPLATED_FIELDS) {
       const text = (step as Record<string, unknown>)[field];
       if (typeof text !== 'string') continue;

@@ -415,9 +415,9 @@ describe('model strategy actor', () => {
     expect(error.message).toContain('after 1 attempt (');
     const issues = error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     expect(issues).toEqual([
-      expect.stringMatching(/^steps\.0\.project: acme\/docs is linked read-only/),
+      expect.stringMatching(/^steps\.0\.project: .*acme\/docs, which is linked read-only/),
       expect.stringMatching(/^steps\.0\.content: .*"author", which this plan does not have \(known: .*path/),
-      expect.stringMatching(/^steps\.1\.project: "acme\/web" is not a linked project/),
+      expect.stringMatching(/^steps\.1\.project: .*"acme\/web", which is not linked to this plan/),
     ]);
     expect(server.requests).toHaveLength(1);
   });
