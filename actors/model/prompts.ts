@@ -23,7 +23,8 @@ Every field is present in every step; use null for the fields a step's kind does
 Paths are relative to the project root. \`project\` names a linked project (null: the first writable one); \
 read-only projects may be read for context but never changed.
 Texts may use {{name}} for a plan argument and {{plan.id}}, {{plan.name}}, {{project.name}}, {{project.alias}}; \
-write "{{" nowhere else.
+write "{{" nowhere else. In a \`run\` or validation command, write each {{name}} as a bare word (its value is \
+shell-quoted for you): never inside quotes, backquotes, a comment or a here-document, nor right after \\ or $.
 Prefer the fewest steps that meet the definition of done and respect every invariant. The action's own steps are \
 suggestions: keep, change or replace them. Give a validation command when the project has one (e.g. its tests).`;
 

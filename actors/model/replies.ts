@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { PlanSpec } from '../../domain/plan';
+import { commandProblems } from '../../domain/shell';
 import {
   STEP_KINDS,
   renderTemplate,
@@ -86,11 +87,16 @@ const modelStepSchema = wireStepSchema.transform((wire, ctx): StepFile => {
 const TEMPLATED_FIELDS = ['create', 'content', 'replace', 'with', 'move', 'to', 'delete', 'run'] as const;
 
 /**
- * What can be checked before Execute, by the rules Execute applies: a step's project resolves (stepProject), and
- * its placeholders exist (templateValues). Caught here, the model can fix them; caught in Execute, the plan fails.
+ * What can be checked before Execute, by the rules Execute applies: a step's project resolves (stepProject), its
+ * placeholders exist (templateValues), and the commands (each `run` step's and the validation) place them only where
+ * their shell quoting holds (commandProblems). Caught here, the model can fix them; caught in Execute, the plan fails.
  */
-function checkSteps(plan: PlanSpec, steps: StepFile[], ctx: z.RefinementCtx): void {
-  steps.forEach((step, index) => {
+function checkStrategy(
+  plan: PlanSpec,
+  reply: { steps: StepFile[]; validation: string | null },
+  ctx: z.RefinementCtx,
+): void {
+  reply.steps.forEach((step, index) => {
     const found = stepProject(step.project ?? null, plan.projects);
     if (!found.ok) ctx.addIssue({ code: 'custom', path: ['steps', index, 'project'], message: found.reason });
     // Which names exist does not depend on the project, only their values do; so a step whose project is refused
@@ -112,6 +118,13 @@ function checkSteps(plan: PlanSpec, steps: StepFile[], ctx: z.RefinementCtx): vo
       }
     }
   });
+  for (const { step, problem } of commandProblems(reply.steps, reply.validation, plan)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: step === null ? ['validation'] : ['steps', step, 'target'],
+      message: problem,
+    });
+  }
 }
 
 export function strategyReplySchema(plan: PlanSpec) {
@@ -135,7 +148,7 @@ export function strategyReplySchema(plan: PlanSpec) {
         .nullable()
         .describe('a shell command run in the sandbox after the steps to check the result; null for none'),
     })
-    .superRefine((reply, ctx) => checkSteps(plan, reply.steps, ctx));
+    .superRefine((reply, ctx) => checkStrategy(plan, reply, ctx));
 }
 
 export const estimateReplySchema = z.object({
