@@ -1,6 +1,6 @@
 import { createBuiltinActors } from './builtin';
 import { createModelActors, MODEL_ACTOR_NAME } from './model';
-import type { ModelConfig } from './model-config';
+import type { ModelConfig } from './model/config';
 import { ActorRegistry } from './registry';
 import { DEFAULT_ACTOR } from './types';
 

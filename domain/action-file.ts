@@ -19,6 +19,7 @@ import { actionSchema, argumentDefinitionSchema } from './catalog';
 import type { Action, ArgumentDefinition } from './catalog';
 import { AUTOMATION_CHOICES, AUTOMATION_LEVELS, parseAutomationLevel } from './lifecycle';
 import { actorRefsSchema } from './schemas';
+import { commandProblems } from './shell';
 import { stepFileSchema, stepFromFile, stepToFile } from './steps';
 
 export type ActionFileResult = { ok: true; action: Action } | { ok: false; error: string };
@@ -51,20 +52,33 @@ const automationFileSchema = z.string().transform((value, ctx) => {
   return level;
 });
 
-/** The file's shape: snake_case keys, strict, with catalog.ts's field rules. */
-export const actionFileSchema = z.strictObject({
-  name: actionSchema.shape.name,
-  description: actionSchema.shape.description,
-  arguments: z.array(argumentFileSchema).default([]),
-  default_automation_level: automationFileSchema.optional(),
-  default_profile: actionSchema.shape.defaultProfile,
-  actors: actorsFileSchema.optional(),
-  invariants: actionSchema.shape.invariants,
-  definition_of_done: actionSchema.shape.definitionOfDone,
-  tags: actionSchema.shape.tags,
-  steps: z.array(stepFileSchema).default([]),
-  validation: actionSchema.shape.validation.optional(),
-});
+/**
+ * The file's shape: snake_case keys, strict, with catalog.ts's field rules; and its commands place placeholders
+ * only where their shell quoting holds (domain/shell.ts), so an action the step runner would refuse is never added.
+ */
+export const actionFileSchema = z
+  .strictObject({
+    name: actionSchema.shape.name,
+    description: actionSchema.shape.description,
+    arguments: z.array(argumentFileSchema).default([]),
+    default_automation_level: automationFileSchema.optional(),
+    default_profile: actionSchema.shape.defaultProfile,
+    actors: actorsFileSchema.optional(),
+    invariants: actionSchema.shape.invariants,
+    definition_of_done: actionSchema.shape.definitionOfDone,
+    tags: actionSchema.shape.tags,
+    steps: z.array(stepFileSchema).default([]),
+    validation: actionSchema.shape.validation.optional(),
+  })
+  .superRefine((file, ctx) => {
+    for (const { step, problem } of commandProblems(file.steps, file.validation ?? null, null)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: step === null ? ['validation'] : ['steps', step, 'run'],
+        message: problem,
+      });
+    }
+  });
 
 /** The keys each level of the file accepts, for the "unknown key" message. */
 function allowedKeysAt(path: readonly PropertyKey[]): readonly string[] {

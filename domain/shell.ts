@@ -5,6 +5,7 @@
  * when they are validated, and the step runner again before a command runs.
  */
 import type { PlanSpec } from './schemas';
+import type { StepFile } from './steps';
 
 /** Where a placeholder may stand in a command without its single quotes being defeated. */
 export type PlaceholderContext =
@@ -177,4 +178,24 @@ export function commandTemplateProblem(
         ? 'write it bare, as a word of its own'
         : `write it bare, as a word of its own, or use $${variable}`;
   return `${placeholder} ${MISPLACED[context]}; ${instead}`;
+}
+
+/**
+ * The commands among steps whose placeholders break the rule commandTemplateProblem states: each `run` step's (by
+ * its index) and the validation command's (step null). Action files and a model's steps are checked with it when
+ * they are validated, so a command the step runner would refuse is refused where it is written.
+ */
+export function commandProblems(
+  steps: readonly StepFile[],
+  validation: string | null,
+  plan: Pick<PlanSpec, 'arguments'> | null,
+): { step: number | null; problem: string }[] {
+  const problems: { step: number | null; problem: string }[] = [];
+  steps.forEach((step, index) => {
+    const problem = 'run' in step ? commandTemplateProblem(step.run, plan) : null;
+    if (problem !== null) problems.push({ step: index, problem });
+  });
+  const problem = validation === null ? null : commandTemplateProblem(validation, plan);
+  if (problem !== null) problems.push({ step: null, problem });
+  return problems;
 }

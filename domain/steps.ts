@@ -20,9 +20,10 @@
  * Every step may also say `description` and `project` (a linked project's name or alias; default: the first
  * writable project). Texts are templates: `{{name}}` is the plan argument `name`; `{{plan.id}}`, `{{plan.name}}`,
  * `{{project.name}}` and `{{project.alias}}` are the plan's and the step's project's. In `run` (and validation)
- * commands every substituted value is POSIX single-quoted, and the step runner (actors/steps.ts) refuses a command
- * whose placeholder stands where that quoting would not hold: inside '...' or "..." (`echo "{{msg}}"` with msg
- * `$(id)` would run id), inside `...`, in a comment or a here-document, or right after `\` or `$`. What is
+ * commands every substituted value is POSIX single-quoted, and a command whose placeholder stands where that
+ * quoting would not hold is refused (domain/shell.ts) when an action file or a model's steps are validated, and
+ * again by the step runner (actors/steps.ts): inside '...' or "..." (`echo "{{msg}}"` with msg `$(id)` would run
+ * id), inside `...`, in a comment or a here-document, or right after `\` or `$`. What is
  * guaranteed is only this: a placeholder written as a bare word (or part of one: `--name={{x}}`) reaches the shell
  * as exactly that literal text, one word, never parsed as shell syntax. What the command then does with the word
  * is the action's: `eval {{x}}`, `sh -c {{x}}`, a bare `{{x}}` as the command name, or bash arithmetic run it as

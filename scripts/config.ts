@@ -5,8 +5,8 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
-import { loadModelConfig } from '../actors/model-config';
-import type { ModelConfig } from '../actors/model-config';
+import { loadModelConfig } from '../actors/model/config';
+import type { ModelConfig } from '../actors/model/config';
 import { DATA_DIR, REPO_ROOT, resolveSandboxDir } from '../config/paths';
 import { DEFAULT_DATABASE_URL } from '../storage/sqlite';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
 import type { LogLevel } from '../config/env';
-import { loadModelConfig } from '../actors/model-config';
-import type { ModelConfig } from '../actors/model-config';
+import { loadModelConfig } from '../actors/model/config';
+import type { ModelConfig } from '../actors/model/config';
 import { resolveSandboxDir } from '../config/paths';
 
 const workerEnvSchema = z.object({

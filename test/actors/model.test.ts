@@ -9,8 +9,8 @@ import {
   createModelActors,
   renderContextFiles,
 } from '../../actors/model';
-import { loadModelConfig } from '../../actors/model-config';
-import type { ModelConfig } from '../../actors/model-config';
+import { loadModelConfig } from '../../actors/model/config';
+import type { ModelConfig } from '../../actors/model/config';
 import type {
   ActorCall,
   ChangeSummary,
@@ -383,6 +383,38 @@ describe('model strategy actor', () => {
     expect(call.progress).toHaveBeenCalledWith('asking test-model for strategy (attempt 2 of 2)');
   });
 
+  it('re-asks a run step or validation that quotes a placeholder, and accepts it written bare', async () => {
+    const greetingPlan: PlanSpec = {
+      ...plan,
+      arguments: { ...plan.arguments, greeting: 'hello' },
+      argumentsOrder: [...plan.argumentsOrder, 'greeting'],
+    };
+    const quoted = {
+      ...validStrategy,
+      steps: [wireStep({ kind: 'run', target: 'echo "{{greeting}}" > NOTES.md' })],
+      validation: 'grep -q "{{greeting}}" NOTES.md',
+    };
+    const bare = {
+      ...validStrategy,
+      steps: [wireStep({ kind: 'run', target: 'echo {{greeting}} > NOTES.md' })],
+      validation: 'grep -q -- {{greeting}} NOTES.md',
+    };
+    server.replyContent(quoted).replyContent(bare);
+    const call = actorCall({ plan: greetingPlan });
+    const result = await actors(modelConfig(server)).strategy.strategize({ ...call, action });
+
+    expect(server.requests).toHaveLength(2);
+    const retry = sent(server.requests[1]).messages;
+    expect(retry[2]?.content).toBe(JSON.stringify(quoted));
+    expect(retry[3]?.content).toContain(
+      '- steps.0.target: {{greeting}} is inside quotes in the command; write it bare (it is quoted for you) ' +
+        'or use $CLEVERAGENTS_ARG_GREETING\n' +
+        '- validation: {{greeting}} is inside quotes in the command;',
+    );
+    expect(result.steps).toEqual([stepFromFile({ run: 'echo {{greeting}} > NOTES.md' })]);
+    expect(result.validation).toBe('grep -q -- {{greeting}} NOTES.md');
+  });
+
   it('fails with ModelOutputError when the reply is still invalid after the last attempt', async () => {
     const invalid = { ...validStrategy, steps: [wireStep({ kind: 'move', target: 'a.txt' })] };
     server.replyContent(invalid).replyContent(invalid);
@@ -415,9 +447,9 @@ describe('model strategy actor', () => {
     expect(error.message).toContain('after 1 attempt (');
     const issues = error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     expect(issues).toEqual([
-      expect.stringMatching(/^steps\.0\.project: acme\/docs is linked read-only/),
+      expect.stringMatching(/^steps\.0\.project: .*acme\/docs, which is linked read-only/),
       expect.stringMatching(/^steps\.0\.content: .*"author", which this plan does not have \(known: .*path/),
-      expect.stringMatching(/^steps\.1\.project: "acme\/web" is not a linked project/),
+      expect.stringMatching(/^steps\.1\.project: .*"acme\/web", which is not linked to this plan/),
     ]);
     expect(server.requests).toHaveLength(1);
   });

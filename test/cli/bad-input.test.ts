@@ -36,6 +36,10 @@ beforeAll(async () => {
       'bad-flags.yaml',
       'name: local/x\nsteps:\n  - replace: "*.ts"\n    pattern: a\n    with: b\n    flags: gx\n',
     ),
+    quotedPlaceholder: write(
+      'quoted-placeholder.yaml',
+      'name: local/x\narguments:\n  - name: msg\nsteps:\n  - create: a.txt\n    content: hi\n  - run: echo "{{msg}}"\n',
+    ),
   };
   await h.catalog.putProfile({
     name: 'team/careful',
@@ -181,6 +185,11 @@ const cases: Array<[string, () => string[], RegExp]> = [
     () => ['action', 'add', '-f', files.badFlags!],
     /steps\.0\.flags: may contain only/,
   ],
+  [
+    'a placeholder inside quotes in a run command',
+    () => ['action', 'add', '-f', files.quotedPlaceholder!],
+    /quoted-placeholder\.yaml: steps\.1\.run: \{\{msg\}\} is inside quotes in the command; .*\$CLEVERAGENTS_ARG_MSG$/,
+  ],
   ['diff of a malformed plan id', () => ['plan', 'diff', 'nope'], /is not a plan id/],
   ['diff of an unknown plan', () => ['plan', 'diff', UNKNOWN_PLAN], /no plan with id/],
   [
@@ -243,6 +252,12 @@ const cases: Array<[string, () => string[], RegExp]> = [
 
 it('has at least 30 cases', () => {
   expect(cases.length).toBeGreaterThanOrEqual(30);
+});
+
+it('refuses an action whose command defeats its placeholder quoting as bad input (exit 2)', async () => {
+  const result = await h.cli('action', 'add', '-f', files.quotedPlaceholder!);
+  expect(result.code).toBe(2);
+  expect((await h.cli('action', 'show', 'local/x')).code).toBe(3);
 });
 
 it.each(cases)('%s', async (_name, argv, message) => {

@@ -377,6 +377,77 @@ describe('parseActionFile: errors name the file, the field and the rule', () => 
   });
 });
 
+describe('parseActionFile: a placeholder in a command stands only where its shell quoting holds', () => {
+  /** An action whose second step runs `run`: the first shows that a template outside a command may quote. */
+  const withCommand = (run: string, validation?: string) =>
+    JSON.stringify({
+      name: 'a/b',
+      arguments: [{ name: 'msg' }],
+      steps: [{ create: 'said.txt', content: 'she said "{{msg}}"' }, { run }],
+      ...(validation === undefined ? {} : { validation }),
+    });
+
+  it.each<[string, string, string | RegExp]>([
+    [
+      'inside double quotes',
+      'echo "{{msg}}"',
+      'action.json: steps.1.run: {{msg}} is inside quotes in the command; write it bare (it is quoted for you) or use $CLEVERAGENTS_ARG_MSG',
+    ],
+    [
+      'inside single quotes',
+      "echo 'say: {{ msg }}'",
+      /^action\.json: steps\.1\.run: \{\{ msg \}\} is inside quotes/,
+    ],
+    [
+      'inside backquotes',
+      'echo `printf %s {{msg}}`',
+      /^action\.json: steps\.1\.run: \{\{msg\}\} is inside `\.\.\.`/,
+    ],
+    ['in a comment', 'true # {{msg}}', /^action\.json: steps\.1\.run: \{\{msg\}\} is inside a comment/],
+    [
+      'in a here-document',
+      'cat <<EOF > out.txt\n{{msg}}\nEOF',
+      /^action\.json: steps\.1\.run: \{\{msg\}\} is inside a here-document/,
+    ],
+    ['after $', 'echo ${{msg}}', /^action\.json: steps\.1\.run: \{\{msg\}\} follows a `\$`/],
+    ['after a backslash', 'echo \\{{msg}}', /^action\.json: steps\.1\.run: \{\{msg\}\} follows a backslash/],
+  ])('refuses a run step with a placeholder %s', (_label, run, expected) => {
+    const error = parseError(withCommand(run), 'action.json');
+    if (typeof expected === 'string') expect(error).toBe(expected);
+    else expect(error).toMatch(expected);
+  });
+
+  it('refuses a validation command the same way, naming the variable that holds the value', () => {
+    expect(parseError(withCommand('true', 'test "{{plan.id}}" != ""'), 'action.json')).toBe(
+      'action.json: validation: {{plan.id}} is inside quotes in the command; write it bare (it is quoted for you) or use $CLEVERAGENTS_PLAN_ID',
+    );
+  });
+
+  it('names every misplaced placeholder of the file on one line', () => {
+    expect(
+      parseError(withCommand('echo "{{msg}}"', 'grep -q {{msg}} said.txt # {{msg}}'), 'action.json'),
+    ).toMatch(/^action\.json: steps\.1\.run: .*inside quotes.*; validation: .*inside a comment/);
+  });
+
+  it("refuses it in a YAML file, where the quotes are the command's, not YAML's", () => {
+    expect(parseError('name: a/b\nsteps:\n  - run: echo "\'{{msg}}\'"\n')).toMatch(
+      /^action\.yaml: steps\.0\.run: \{\{msg\}\} is inside quotes/,
+    );
+  });
+
+  it('accepts placeholders that are bare words or parts of one', () => {
+    const action = parseOk(
+      withCommand("printf '%s\\n' --name={{msg}} 'prefix '{{msg}} {{msg}}", 'grep -q -- {{msg}} said.txt'),
+      'action.json',
+    );
+    expect(action.steps[1]).toMatchObject({
+      kind: 'run',
+      command: "printf '%s\\n' --name={{msg}} 'prefix '{{msg}} {{msg}}",
+    });
+    expect(action.validation).toBe('grep -q -- {{msg}} said.txt');
+  });
+});
+
 describe('actionCliDict', () => {
   it('uses the file shape with keys in the file order', () => {
     const dict = actionCliDict(FULL_ACTION);

@@ -1,10 +1,10 @@
 /**
- * Settings of the model-backed actor (actors/model.ts). The actor is optional: a worker without
+ * Settings of the model-backed actor (actors/model/). The actor is optional: a worker without
  * CLEVERAGENTS_MODEL_BASE_URL runs every plan with the built-in actor and never touches the network, so the
  * variables are read here rather than in the worker's own schema, which would make them look mandatory.
  */
 import { z } from 'zod';
-import { describeEnvIssues, presentVariables } from '../config/env';
+import { describeEnvIssues, presentVariables } from '../../config/env';
 
 const positiveInteger = (max: number) =>
   z.coerce

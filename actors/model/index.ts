@@ -1,0 +1,159 @@
+/**
+ * The model-backed actor: strategy, estimation and invariant judgement by a chat model behind any
+ * OpenAI-compatible `/chat/completions` endpoint (OpenAI, Ollama, vLLM, llama.cpp, a gateway). Execution stays
+ * with the built-in actor: the model proposes steps, the engine runs them in the sandbox.
+ *
+ * Every answer is asked for as JSON against a schema (`response_format: json_schema`, strict) and then validated
+ * again with zod, because servers differ in how faithfully they constrain decoding. Output that fails validation
+ * is sent back with the problems listed, so a model can correct itself before the phase fails.
+ */
+import type { Strategy } from '../../domain/steps';
+import { describeStep, stepFromFile } from '../../domain/steps';
+import type {
+  ActorSet,
+  Estimate,
+  EstimationActor,
+  InvariantActor,
+  InvariantVerdict,
+  StrategyActor,
+} from '../types';
+import { ChatClient } from './chat-client';
+import type { ModelConfig } from './config';
+import {
+  CONTEXT_BUDGET_CHARS,
+  ESTIMATE_SYSTEM,
+  INVARIANT_SYSTEM,
+  STRATEGY_SYSTEM,
+  describeChanges,
+  describePlan,
+  describeSteps,
+  renderContextFiles,
+} from './prompts';
+import { estimateReplySchema, strategyReplySchema, verdictReplySchema, wireFromStep } from './replies';
+import { askStructured } from './structured';
+
+export { ChatClient, ModelError, ModelHttpError, ModelOutputError } from './chat-client';
+export type { ChatMessage, ChatReply, ChatRequest, JsonSchema } from './chat-client';
+export { CONTEXT_BUDGET_CHARS, renderContextFiles } from './prompts';
+export { askStructured, strictJsonSchema } from './structured';
+export type { StructuredAnswer, StructuredQuestion } from './structured';
+
+/** The name the worker registers these actors under; plans select them with it. */
+export const MODEL_ACTOR_NAME = 'model';
+
+export interface ModelActorOptions {
+  /** For tests and for sharing one client between actor sets. */
+  client?: ChatClient;
+  contextBudgetChars?: number;
+}
+
+export function createModelActors(config: ModelConfig, options: ModelActorOptions = {}): ActorSet {
+  const client = options.client ?? new ChatClient(config);
+  const budget = options.contextBudgetChars ?? CONTEXT_BUDGET_CHARS;
+
+  const strategy: StrategyActor = {
+    name: MODEL_ACTOR_NAME,
+    async strategize(call): Promise<Strategy> {
+      const { plan, action } = call;
+      const suggestions =
+        action.steps.length === 0
+          ? 'The action suggests no steps.'
+          : `The action suggests these steps:\n${JSON.stringify(action.steps.map(wireFromStep), null, 2)}`;
+      const user = [
+        describePlan(plan),
+        suggestions,
+        `The action's validation command: ${action.validation ?? '(none)'}`,
+        renderContextFiles(call.contextFiles, budget),
+      ].join('\n\n');
+      const answer = await askStructured(client, {
+        system: STRATEGY_SYSTEM,
+        user,
+        schemaName: 'strategy',
+        schema: strategyReplySchema(plan),
+        signal: call.signal,
+        progress: (message) => call.progress(message),
+      });
+      const reply = answer.value;
+      const steps = reply.steps.map(stepFromFile);
+      const validation =
+        reply.validation === null || reply.validation.trim() === '' ? null : reply.validation;
+      const approach = call.log.record({
+        type: 'strategy_choice',
+        question: `How should ${plan.actionName} be carried out?`,
+        chosenOption: reply.summary,
+        alternatives: reply.alternatives,
+        confidence: reply.confidence,
+        rationale: reply.rationale,
+        actorReasoning: answer.reasoning,
+        context: {
+          content: { model: config.model, system: STRATEGY_SYSTEM, user, attempts: answer.attempts },
+        },
+      });
+      for (const [index, step] of steps.entries()) {
+        call.log.record({
+          type: 'strategy_choice',
+          question: `Step ${index + 1} of ${steps.length}: what does it do?`,
+          chosenOption: describeStep(step),
+          alternatives: [],
+          // The model states one confidence, for the approach as a whole.
+          confidence: null,
+          rationale: step.description ?? `Part of the chosen approach: ${reply.summary}`,
+          parentSeq: approach,
+        });
+      }
+      return { steps, validation, summary: reply.summary };
+    },
+  };
+
+  const estimation: EstimationActor = {
+    name: MODEL_ACTOR_NAME,
+    async estimate(call): Promise<Estimate> {
+      const user = [
+        describePlan(call.plan),
+        `Strategy: ${call.strategy.summary}`,
+        describeSteps(call.strategy.steps, call.strategy.validation),
+      ].join('\n\n');
+      const answer = await askStructured(client, {
+        system: ESTIMATE_SYSTEM,
+        user,
+        schemaName: 'estimate',
+        schema: estimateReplySchema,
+        signal: call.signal,
+        progress: (message) => call.progress(message),
+      });
+      return {
+        summary: answer.value.summary,
+        filesLikelyChanged: answer.value.files_likely_changed,
+        risk: answer.value.risk,
+      };
+    },
+  };
+
+  const invariant: InvariantActor = {
+    name: MODEL_ACTOR_NAME,
+    async check(call): Promise<InvariantVerdict[]> {
+      const verdicts: InvariantVerdict[] = [];
+      for (const [index, item] of call.invariants.entries()) {
+        call.progress(`checking invariant ${index + 1} of ${call.invariants.length} with ${config.model}`);
+        const user = [
+          `Invariant (${item.scope}${item.sourceName === null ? '' : `, from ${item.sourceName}`}): ${item.text}`,
+          `Phase: ${call.phase}`,
+          describePlan({ ...call.plan, invariants: [] }),
+          describeChanges(call.changes),
+        ].join('\n\n');
+        const answer = await askStructured(client, {
+          system: INVARIANT_SYSTEM,
+          user,
+          schemaName: 'invariant_verdict',
+          schema: verdictReplySchema,
+          signal: call.signal,
+          progress: (message) => call.progress(message),
+        });
+        verdicts.push({ invariant: item, status: answer.value.status, evidence: answer.value.evidence });
+      }
+      return verdicts;
+    },
+  };
+
+  return { strategy, estimation, invariant };
+}
