@@ -5,13 +5,21 @@
  * A retried Apply (after a crash half-way) recognises what it already wrote and finishes the rest.
  */
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import type { Stats } from 'node:fs';
-import { lstat, mkdir, open, realpath, rename, rm, unlink } from 'node:fs/promises';
+import { open, realpath, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { CHANGE_OPERATIONS, checkRelativePath, countChanges, sortChanges } from '../domain/changeset';
 import type { ApplyResult, Changeset, FileChange } from '../domain/changeset';
 import { sha256 } from '../lib/sha256';
+import type { PathRefusal, ResolvedPath } from './paths';
+import {
+  errorCode,
+  isAbsent,
+  isInside,
+  lstatOrNull,
+  READ_NO_FOLLOW,
+  realPathSoFar,
+  resolveInside,
+} from './paths';
 
 /** How many problems a refusal's message spells out; the rest are in `problems`. */
 const PROBLEMS_IN_MESSAGE = 5;
@@ -100,7 +108,7 @@ interface Inspection {
 
 interface ReadOnlyRoot {
   name: string;
-  /** The real path of its root, as far as it exists (see `realPathSoFar`). */
+  /** The real path of its root, as far as it exists (see realPathSoFar in ./paths). */
   realRoot: string;
 }
 
@@ -118,8 +126,15 @@ async function inspectChangeset(changeset: Changeset): Promise<Inspection> {
   // where a change lands is checked against every read-only root, not only against the change's own project.
   const readOnlyRoots: ReadOnlyRoot[] = [];
   for (const project of changeset.projects) {
-    if (project.readOnly && path.isAbsolute(project.root)) {
+    if (!project.readOnly || !path.isAbsolute(project.root)) continue;
+    try {
       readOnlyRoots.push({ name: project.projectName, realRoot: await realPathSoFar(project.root) });
+    } catch (error) {
+      // Without its real place, no write can be shown to stay out of it.
+      problems.push(
+        `read-only project link ${q(project.projectName)}: its root ${q(project.root)} cannot be resolved ` +
+          `(${errorCode(error) ?? errorMessage(error)}); Apply cannot tell whether a change lands inside it`,
+      );
     }
   }
 
@@ -198,25 +213,6 @@ function readOnlyIntrusions(
   return problems;
 }
 
-/**
- * The real path of `file` (absolute) as far as it exists: the longest existing prefix with every link resolved,
- * then the rest as written. A read-only root that is missing still claims the place where it would be.
- */
-async function realPathSoFar(file: string): Promise<string> {
-  const rest: string[] = [];
-  let existing = path.resolve(file);
-  for (;;) {
-    try {
-      return path.join(await realpath(existing), ...rest);
-    } catch {
-      const parent = path.dirname(existing);
-      if (parent === existing) return path.resolve(file);
-      rest.unshift(path.basename(existing));
-      existing = parent;
-    }
-  }
-}
-
 async function resolveRoot(root: string): Promise<{ realRoot: string } | { problem: string }> {
   if (!path.isAbsolute(root)) return { problem: `the project root ${q(root)} is not an absolute path` };
   let realRoot: string;
@@ -280,16 +276,8 @@ function touchedPaths(change: FileChange): string[] {
     : [change.path];
 }
 
-/** Where a changeset path lands on disk, with every existing directory on the way checked. */
-interface Location {
-  /** The relative path, for messages. */
-  relative: string;
-  /** The real path of the parent directory (as it will be once missing directories are created). */
-  parent: string;
-  /** Whether some directory on the way does not exist yet, so the file cannot exist either. */
-  missing: boolean;
-  basename: string;
-}
+/** Where a changeset path lands on disk (see resolveInside), under its name in the changeset for messages. */
+type Location = ResolvedPath & { relative: string };
 
 type FileState =
   | { kind: 'absent' }
@@ -320,9 +308,7 @@ async function inspectChange(change: FileChange, realRoot: string): Promise<Chan
     const target = await locate(realRoot, change.path, false);
     if ('problem' in target) return { status: 'problems', problems: [target.problem], locations: [] };
     const targetState = await readState(target);
-    const locations: LocationPath[] = [
-      { relative: target.relative, real: path.join(target.parent, target.basename) },
-    ];
+    const locations: LocationPath[] = [{ relative: target.relative, real: target.path }];
 
     let source: Location | null = null;
     let sourceState: FileState = { kind: 'absent' };
@@ -331,7 +317,7 @@ async function inspectChange(change: FileChange, realRoot: string): Promise<Chan
       if ('problem' in located) return { status: 'problems', problems: [located.problem], locations };
       source = located;
       sourceState = await readState(source);
-      locations.push({ relative: source.relative, real: path.join(source.parent, source.basename) });
+      locations.push({ relative: source.relative, real: source.path });
     }
 
     const problems: string[] = [];
@@ -404,82 +390,50 @@ async function inspectChange(change: FileChange, realRoot: string): Promise<Chan
 }
 
 /**
- * Resolves a relative path under the real root one component at a time with lstat, so a link anywhere on the way
- * is seen rather than silently followed. A directory link is accepted only if it resolves inside the root; the
- * parent's realpath is checked again at the end as a second, independent guard. With `create`, missing
- * directories are made one at a time (never `recursive`, which would follow a link planted meanwhile).
+ * Where `relative` lands under the real root: a directory link on the way is followed only when it resolves inside
+ * the root, and the last component is left for readState, which refuses a link there. With `create`, missing
+ * directories are made on the way (see resolveInside).
  */
 async function locate(
   realRoot: string,
   relative: string,
   create: boolean,
 ): Promise<Location | { problem: string }> {
-  const parts = relative.split('/');
-  const basename = parts.pop() ?? '';
-  let current = realRoot;
-  let missing = false;
-  for (const [index, part] of parts.entries()) {
-    const shown = q(parts.slice(0, index + 1).join('/'));
-    const next = path.join(current, part);
-    if (missing) {
-      current = next;
-      continue;
-    }
-    let stats = await lstatOrNull(next);
-    if (stats === null && create) {
-      try {
-        await mkdir(next);
-      } catch (error) {
-        if (errorCode(error) !== 'EEXIST') throw error;
-      }
-      stats = await lstat(next);
-    }
-    if (stats === null) {
-      missing = true;
-      current = next;
-    } else if (stats.isSymbolicLink()) {
-      let target: string;
-      try {
-        target = await realpath(next);
-      } catch {
-        return { problem: `${shown} is a symbolic link that leads nowhere; Apply does not follow it` };
-      }
-      if (!isInside(realRoot, target)) {
-        return { problem: `${shown} is a symbolic link that resolves outside the project root; refused` };
-      }
-      if (!(await lstat(target)).isDirectory()) return { problem: `${shown} is not a directory` };
-      current = target;
-    } else if (stats.isDirectory()) {
-      current = next;
-    } else {
-      return { problem: `${shown} is not a directory` };
-    }
+  const located = await resolveInside(realRoot, relative, { follow: 'inside', final: false, create });
+  if ('refusal' in located) return { problem: refusalProblem(located.refusal, relative) };
+  return { ...located, relative };
+}
+
+function refusalProblem(refusal: PathRefusal, relative: string): string {
+  switch (refusal.kind) {
+    case 'text':
+      return refusal.reason;
+    case 'link-nowhere':
+      return `${q(refusal.at)} is a symbolic link that leads nowhere; Apply does not follow it`;
+    case 'link-outside':
+      return `${q(refusal.at)} is a symbolic link that resolves outside the project root; refused`;
+    case 'link':
+      return `${q(refusal.at)} is a symbolic link; Apply does not follow it`;
+    case 'not-directory':
+      return `${q(refusal.at)} is not a directory`;
+    case 'outside':
+      return `${q(relative)} resolves outside the project root; refused`;
   }
-  if (!missing) {
-    const real = await realpath(current);
-    if (!isInside(realRoot, real)) {
-      return { problem: `${q(relative)} resolves outside the project root; refused` };
-    }
-    current = real;
-  }
-  return { relative, parent: current, missing, basename };
 }
 
 async function readState(location: Location): Promise<FileState> {
   if (location.missing) return { kind: 'absent' };
-  const file = path.join(location.parent, location.basename);
+  const file = location.path;
   const stats = await lstatOrNull(file);
   if (stats === null) return { kind: 'absent' };
   if (stats.isSymbolicLink()) return { kind: 'link' };
   if (!stats.isFile()) return { kind: 'other', what: stats.isDirectory() ? 'a directory' : 'a special file' };
-  // O_NOFOLLOW: a link swapped in after the lstat is refused, not read through; O_NONBLOCK: a FIFO swapped in
-  // cannot hang Apply.
   let handle;
   try {
-    handle = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    handle = await open(file, READ_NO_FOLLOW);
   } catch (error) {
     if (errorCode(error) === 'ELOOP') return { kind: 'link' };
-    if (errorCode(error) === 'ENOENT') return { kind: 'absent' };
+    if (isAbsent(error)) return { kind: 'absent' };
     throw error;
   }
   try {
@@ -509,7 +463,7 @@ async function perform(
       return;
     }
     case 'DELETE':
-      await unlink(path.join(verdict.target.parent, verdict.target.basename));
+      await unlink(verdict.target.path);
       await syncDirectory(verdict.target.parent);
       return;
     case 'MOVE': {
@@ -523,7 +477,7 @@ async function perform(
       if ((await lstatOrNull(destination)) !== null) {
         throw new Error(`Apply stopped: ${describe(change)}: the destination appeared while applying`);
       }
-      await rename(path.join(source.parent, source.basename), destination);
+      await rename(source.path, destination);
       await syncDirectory(parent);
       if (source.parent !== parent) await syncDirectory(source.parent);
       return;
@@ -590,23 +544,6 @@ async function syncDirectory(directory: string): Promise<void> {
   }
 }
 
-async function lstatOrNull(file: string): Promise<Stats | null> {
-  try {
-    return await lstat(file);
-  } catch (error) {
-    if (errorCode(error) === 'ENOENT') return null;
-    throw error;
-  }
-}
-
-function isInside(root: string, candidate: string): boolean {
-  const relative = path.relative(root, candidate);
-  return (
-    relative === '' ||
-    (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
-  );
-}
-
 function describe(change: FileChange): string {
   const where =
     change.operation === 'MOVE' ? `${q(change.fromPath ?? '')} -> ${q(change.path)}` : q(change.path);
@@ -620,12 +557,6 @@ function q(text: string): string {
 
 function short(hash: string | null): string {
   return hash === null ? 'none' : `${hash.slice(0, 12)}…`;
-}
-
-function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'
-    ? error.code
-    : undefined;
 }
 
 function errorMessage(error: unknown): string {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { checkRelativePath, sortChanges, type FileChange } from '../domain/changeset';
 import { sha256, sha256Stream } from '../lib/sha256';
+import { errorCode, isInside, READ_NO_FOLLOW, realPathSoFar, resolveInside } from './paths';
 
 /**
  * Execute works on a copy of each writable project, and the changeset is what the run changed in that copy: the
@@ -15,13 +16,6 @@ import { sha256, sha256Stream } from '../lib/sha256';
  * is not part of a changeset, and an actor must not be able to rewrite history through one.
  */
 const VCS_DIR = '.git';
-
-/**
- * Opens a file to read without following a link in its last component (a link swapped in after the directory was
- * listed is refused, not read through) and without blocking (a FIFO swapped in cannot hang the activity).
- */
-const READ_NO_FOLLOW =
-  fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
 
 /**
  * Why a project file can no longer be read as the file Execute copied: it is gone, no longer a plain file, or no
@@ -48,13 +42,13 @@ export async function createSandbox(root: string, dest: string): Promise<Baselin
   const stat = await fs.stat(root);
   if (!stat.isDirectory()) throw new Error(`The project root ${root} is not a directory`);
   const realRoot = await fs.realpath(root);
-  const realDest = await realpathAllowingMissing(dest);
-  if (isWithin(realDest, realRoot)) {
+  const realDest = await realPathSoFar(dest);
+  if (isInside(realDest, realRoot)) {
     throw new Error(
       `The sandbox ${dest} contains the project ${root}: recreating it would delete the project`,
     );
   }
-  if (isWithin(realRoot, realDest)) {
+  if (isInside(realRoot, realDest)) {
     throw new Error(`The sandbox ${dest} is inside the project ${root}: it would copy itself`);
   }
   await removeSandbox(dest);
@@ -149,7 +143,7 @@ interface SandboxFile {
  *
  * `root` is only read for `beforeContent`, the old bytes kept to show a diff: the project's current bytes when
  * they still hash to the baseline, null otherwise (the bytes Execute saw are gone, and showing others as "before"
- * would be wrong).
+ * would be wrong). It is read like Apply writes it, through no link leading out of the project.
  *
  * Only regular files count: symlinks are neither followed nor recorded on either side, so a link cannot make Apply
  * write outside the project. A file deleted and an identical one created elsewhere become a MOVE, so Apply checks
@@ -162,6 +156,10 @@ export async function computeChanges(
   baseline: Baseline,
 ): Promise<FileChange[]> {
   const after = await listFiles(sandbox);
+  const realRoot = await fs.realpath(root).catch((error: unknown) => {
+    if (UNREADABLE.has(errorCode(error) ?? '')) return null;
+    throw error;
+  });
   const changes: FileChange[] = [];
   const created: SandboxFile[] = [];
   for (const [relative, absolute] of after) {
@@ -180,7 +178,7 @@ export async function computeChanges(
       fromPath: null,
       beforeHash,
       afterHash: hash,
-      beforeContent: await projectContent(root, relative, beforeHash),
+      beforeContent: await projectContent(realRoot, relative, beforeHash),
       afterContent: content,
     });
   }
@@ -209,7 +207,7 @@ export async function computeChanges(
       fromPath: null,
       beforeHash: entry.hash,
       afterHash: null,
-      beforeContent: await projectContent(root, entry.path, entry.hash),
+      beforeContent: await projectContent(realRoot, entry.path, entry.hash),
       afterContent: null,
     });
   }
@@ -290,15 +288,23 @@ async function readBytes(file: string): Promise<Uint8Array> {
 }
 
 /**
- * The bytes of the project file at `relative` if they still hash to `expected` (the baseline), else null: the
- * file is gone, no longer a regular file, unreadable, or holds something other than what Execute copied.
+ * The bytes of the project file at `relative` (under the project's real root, null when that is gone) if they
+ * still hash to `expected` (the baseline), else null: the file is gone, no longer a regular file, now reached
+ * through a link leading out of the project, unreadable, or holds something other than what Execute copied.
  */
-async function projectContent(root: string, relative: string, expected: string): Promise<Uint8Array | null> {
+async function projectContent(
+  realRoot: string | null,
+  relative: string,
+  expected: string,
+): Promise<Uint8Array | null> {
+  if (realRoot === null) return null;
   let handle: FileHandle;
   try {
-    handle = await fs.open(path.join(root, ...relative.split('/')), READ_NO_FOLLOW);
+    const located = await resolveInside(realRoot, relative, { follow: 'inside', final: false });
+    if ('refusal' in located || located.missing) return null;
+    handle = await fs.open(located.path, READ_NO_FOLLOW);
   } catch (error) {
-    if (UNREADABLE.has((error as NodeJS.ErrnoException).code ?? '')) return null;
+    if (UNREADABLE.has(errorCode(error) ?? '')) return null;
     throw error;
   }
   try {
@@ -312,34 +318,4 @@ async function projectContent(root: string, relative: string, expected: string):
 
 function byPath(a: { path: string }, b: { path: string }): number {
   return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
-}
-
-/** True when `child` is `parent` or below it. */
-function isWithin(parent: string, child: string): boolean {
-  const relative = path.relative(parent, child);
-  return (
-    relative === '' ||
-    (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
-  );
-}
-
-/**
- * The real path of `target` even when it does not exist yet (its nearest existing ancestor resolved), so a
- * sandbox reached through a symlinked parent is still recognised as overlapping the project.
- */
-async function realpathAllowingMissing(target: string): Promise<string> {
-  const missing: string[] = [];
-  let current = path.resolve(target);
-  for (;;) {
-    try {
-      return path.join(await fs.realpath(current), ...missing);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-      const parent = path.dirname(current);
-      if (parent === current) return path.resolve(target);
-      missing.unshift(path.basename(current));
-      current = parent;
-    }
-  }
 }
