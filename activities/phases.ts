@@ -4,8 +4,9 @@ import type { RunPhaseInput, RunPhaseResult } from './contracts';
 const ACTOR = 'builtin';
 
 /**
- * The work of each phase before actors exist (issue 6 plugs them in behind this same activity): the built-in
- * actor states how it will proceed and records that choice, so every phase leaves a decision in the tree.
+ * The work of each phase for plans started before actors existed (workflows/legacy-plan.ts): one `runPhase`
+ * activity per phase, in which the built-in actor states how it will proceed and records that choice. Plans
+ * started since run strategize/execute/apply instead; this stays until the legacy path is removed (ADR 0008).
  */
 export function runBuiltinPhase(input: RunPhaseInput): RunPhaseResult {
   const { spec, phase, parentDecisionSeq } = input;

@@ -1,6 +1,6 @@
 /**
  * Seed 004's context snapshot, the pure half: the canonical serialisation a context is hashed and stored as, and
- * the reference format decisions keep. Hashing itself (node:crypto) lives in storage/contexts.ts, so this module
+ * the reference format decisions keep. Hashing itself (node:crypto) lives in storage/decision-contexts.ts, so this module
  * stays safe for the workflow bundle.
  */
 

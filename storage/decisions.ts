@@ -17,8 +17,8 @@ import {
 } from '../domain/decision-schemas';
 import { buildTree, checkTreeDepth } from '../domain/decision-tree';
 import { describeZodError, phaseSchema } from '../domain/schemas';
-import { serialiseContext, storeContexts } from './contexts';
-import type { SerialisedContext } from './contexts';
+import { serialiseContext, storeContexts } from './decision-contexts';
+import type { SerialisedContext } from './decision-contexts';
 import type { DecisionWrite } from './types';
 import {
   DecisionNotFoundError,
@@ -355,7 +355,7 @@ async function retriedWriteDecisionIds(
 }
 
 /** What a retried write must repeat exactly. Ids, links made later (downstream, superseded_by) are left out. */
-const REPLAY_FIELDS = [
+const RETRIED_WRITE_FIELDS = [
   'type',
   'phase',
   'question',
@@ -377,10 +377,10 @@ const REPLAY_FIELDS = [
 
 /** The compared fields as stored: through JSON, so dates become strings and absent optional members drop out. */
 function retriedWriteFields(
-  row: Pick<Decision | Prisma.DecisionCreateManyInput, (typeof REPLAY_FIELDS)[number]>,
+  row: Pick<Decision | Prisma.DecisionCreateManyInput, (typeof RETRIED_WRITE_FIELDS)[number]>,
   parentSeq: number | null,
 ): unknown {
-  const fields = Object.fromEntries(REPLAY_FIELDS.map((name) => [name, row[name]]));
+  const fields = Object.fromEntries(RETRIED_WRITE_FIELDS.map((name) => [name, row[name]]));
   return JSON.parse(JSON.stringify({ ...fields, parentSeq })) as unknown;
 }
 

@@ -26,6 +26,7 @@ import type { PlanSpec } from '../../domain/schemas';
 import { stepFromFile } from '../../domain/steps';
 import { FakeModelServer } from '../helpers/fake-model-server';
 import type { RecordedRequest } from '../helpers/fake-model-server';
+import { waitUntil } from '../helpers/wait';
 import { CREATED_AT, PLAN_ID } from '../unit/fixtures';
 import { z } from 'zod';
 
@@ -545,7 +546,7 @@ describe('ChatClient errors', () => {
     const controller = new AbortController();
     const call = actorCall({ signal: controller.signal });
     const pending = actors(modelConfig(server)).strategy.strategize({ ...call, action });
-    while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitUntil('the strategy request to reach the model', () => server.requests.length > 0);
     controller.abort(new Error('plan cancelled'));
     await expect(pending).rejects.toThrow('plan cancelled');
 

@@ -350,7 +350,7 @@ describe('write rules', () => {
 });
 
 describe('replays', () => {
-  it('replaying the same batches gives the same ids and sequence numbers exactly 0..N-1', async () => {
+  it('writing the same batches again (a retried write) gives the same ids and sequence numbers exactly 0..N-1', async () => {
     const planId = await createPlan();
     const batches = [
       [decision(0, 'prompt_definition', null, { context: { content: { p: 1 } } })],
@@ -387,7 +387,7 @@ describe('replays', () => {
     expect(stored[3]?.downstreamDecisionIds).toEqual([stored[4]?.decisionId, stored[5]?.decisionId]);
   });
 
-  it('refuses a record replay whose decisions differ', async () => {
+  it('refuses a retried record whose decisions differ', async () => {
     const planId = await createPlan();
     const at = nextTime();
     await decisions.record({ planId, at, decisions: [decision(0, 'prompt_definition', null)] });
@@ -749,7 +749,7 @@ describe('a 10,000-decision plan', () => {
     const serialiseMs = performance.now() - serialiseStart;
     const indented = depthFirst(tree);
     console.log(
-      `10,000 decisions: written in ${Math.round(writeMs)} ms (4 batches, each replayed once); ` +
+      `10,000 decisions: written in ${Math.round(writeMs)} ms (4 batches, each written twice); ` +
         `getTree ${Math.round(treeMs)} ms; JSON.stringify ${Math.round(serialiseMs)} ms ` +
         `(${Math.round(json.length / 1024)} KiB); queries: ${queries.join(', ')}`,
     );

@@ -298,7 +298,7 @@ describe('recordPlanState', () => {
     expect((await store.getPlan(spec.planId))?.decisionRootId).toBe(first.decisionIds[0]);
   });
 
-  it('replaying the same input leaves one event and returns the same decision ids', async () => {
+  it('writing the same input again (a retried write) leaves one event and returns the same decision ids', async () => {
     const spec = await createPlan();
     const input = stateInput(spec.planId, 1, {
       decisions: [decision(0, 'prompt_definition', null), decision(1, 'strategy_choice', 0)],
@@ -593,7 +593,7 @@ describe('seed 000 plan fields', () => {
       updatedAt: spec.createdAt,
     });
 
-    // A replay with the same fully populated spec (as Temporal delivers it, through JSON) is still the same plan.
+    // A retried write with the same fully populated spec (as Temporal delivers it, through JSON) is still the same plan.
     const before = await everything(spec.planId);
     await store.recordPlanCreated({ spec: JSON.parse(JSON.stringify(spec)) as PlanSpec, eventSeq: 0 });
     expect(await everything(spec.planId)).toEqual(before);

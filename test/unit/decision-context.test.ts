@@ -5,7 +5,7 @@ import {
   isContextHash,
   parseContextRef,
 } from '../../domain/decision-context';
-import { contextHash, serialiseContext } from '../../storage/contexts';
+import { contextHash, serialiseContext } from '../../storage/decision-contexts';
 
 describe('canonicalJson', () => {
   it('sorts keys at every level and drops whitespace', () => {
