@@ -405,7 +405,7 @@ export class PlanRun {
         }
         failed = { error: { ...outcome.failure, at: now() }, decisions };
       } catch (err) {
-        if (isCancellation(err)) throw err;
+        if (!isPhaseFailure(err)) throw err;
         failed = { error: describeFailure(err, now()), decisions: [] };
       }
       log.warn('phase failed', { planId: state.plan.planId, phase, attempt, error: failed.error.message });
@@ -512,6 +512,16 @@ function pending<T>(request: T | null): T {
   // Only called once a condition saw the request: null here is a bug in this workflow, not in the request.
   if (request === null) throw new Error('no pending request');
   return request;
+}
+
+/**
+ * Whether an error thrown by a phase's work is the phase's failure (an activity that failed after its retries), to
+ * be recorded and parked for a person. Anything else (a cancellation, a bug in this workflow) is rethrown: a bug
+ * then fails the workflow task, which Temporal retries until a fixed worker replays past it, rather than failing
+ * the plan with an error nobody can act on.
+ */
+export function isPhaseFailure(err: unknown): err is ActivityFailure {
+  return err instanceof ActivityFailure && !isCancellation(err);
 }
 
 /** Error metadata for a failed phase, taken from the innermost ApplicationFailure when there is one. */

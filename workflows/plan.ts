@@ -4,7 +4,7 @@
  * automation level asks for. The lifecycle rules are domain/lifecycle.ts; the recording and the handlers are
  * PlanRun's; this file is the order things happen in.
  */
-import { isCancellation, patched, proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities';
 import type { CheckInvariantsResult, PlanEventType } from '../activities/contracts';
 import { promptDefinitionDraft } from '../domain/decision';
@@ -13,7 +13,7 @@ import type { Phase, WorkPhase } from '../domain/lifecycle';
 import type { PlanError } from '../domain/plan';
 import type { PlanWorkflowInput, PlanWorkflowResult } from './definitions';
 import { legacyPlanWorkflow } from './legacy-plan';
-import { PlanRun, ROOT_SEQ, WORK_PHASES, describeFailure, now } from './plan-run';
+import { PlanRun, ROOT_SEQ, WORK_PHASES, describeFailure, isPhaseFailure, now } from './plan-run';
 import type { PhaseOutcome, PhaseWork } from './plan-run';
 
 /**
@@ -75,7 +75,7 @@ async function startPlan(run: PlanRun): Promise<void> {
       record: { firstDecisionSeq: run.state.decisionSeq + 1, parentDecisionSeq: ROOT_SEQ },
     });
   } catch (err) {
-    if (isCancellation(err)) throw err;
+    if (!isPhaseFailure(err)) throw err;
     // The root is still recorded; enforceInvariants runs the check again and blocks on its failure.
   }
   await run.recordRoot(
@@ -128,7 +128,7 @@ async function enforceInvariants(
       };
       event = 'INVARIANT_VIOLATED';
     } catch (err) {
-      if (isCancellation(err)) throw err;
+      if (!isPhaseFailure(err)) throw err;
       const failure = describeFailure(err, now());
       error = { ...failure, message: `the invariant check ${where} failed: ${failure.message}` };
       event = 'PHASE_FAILED';

@@ -3,12 +3,15 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { planWorkflowId } from '../../domain/ids';
 import type { PlanSnapshot } from '../../domain/plan';
+import type { Strategy } from '../../domain/steps';
 import type { ExecuteInput, ExecuteResult } from '../../activities/contracts';
 import { getPlanQuery } from '../../workflows/definitions';
 import { createHarness } from '../helpers/harness';
+import { waitUntil } from '../helpers/wait';
 import { expectSearchAttributes, searchAttributes } from '../helpers/search-attributes';
 import type { Harness } from '../helpers/harness';
 
@@ -411,5 +414,66 @@ describe('a worker lost in the middle of recording', () => {
     const events = await h.plans.listEvents(created.planId);
     expect(events.filter((e) => e.type === 'PHASE_COMPLETED' && e.phase === 'EXECUTE')).toHaveLength(1);
     await expectConsistentHistory(created.planId);
+  });
+});
+
+describe('writes a retry cannot fix', () => {
+  it('fails the plan with the conflict instead of retrying the write forever', async () => {
+    const created = await newPlan('FULL_AUTOMATION');
+    const handle = h.env.client.workflow.getHandle(created.workflowId);
+    // Storage refuses a write whose key is taken by other content (here: the event number of PLAN_CREATED,
+    // written again as something else): PlanConflictError, which activities/failures.ts makes non-retryable.
+    const outcome = await h.withWorker(
+      () =>
+        handle.result().then(
+          () => 'completed',
+          (err: unknown) => err,
+        ),
+      {
+        recordPlanState: async (input) => h.activities.recordPlanState({ ...input, eventSeq: 0 }),
+      },
+    );
+    expect(outcome).toBeInstanceOf(WorkflowFailedError);
+    const cause = (outcome as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ActivityFailure);
+    expect((cause as ActivityFailure).cause).toMatchObject({ type: 'PlanConflict', nonRetryable: true });
+    // One attempt: the conflict was not retried.
+    const history = await handle.fetchHistory();
+    const started = history.events?.filter((e) => e.activityTaskStartedEventAttributes) ?? [];
+    expect(started.at(-1)?.activityTaskStartedEventAttributes?.attempt).toBe(1);
+  });
+});
+
+describe('a state that cannot happen', () => {
+  it('fails the workflow task, not the plan, and waits for a fixed worker', async () => {
+    const created = await newPlan('FULL_AUTOMATION');
+    const handle = h.env.client.workflow.getHandle(created.workflowId);
+    await h.withWorker(
+      async () => {
+        // Strategize "succeeds" without steps: Execute must not run on a made-up empty strategy.
+        const failedTask = await waitUntil('a failed workflow task', async () => {
+          const history = await handle.fetchHistory();
+          return history.events?.find((e) => e.workflowTaskFailedEventAttributes)
+            ?.workflowTaskFailedEventAttributes;
+        });
+        expect(failedTask.failure?.message).toBe('Execute started without the strategy Strategize produced');
+        const description = await handle.describe();
+        expect(description.status.name).toBe('RUNNING');
+        // The plan stays where the bug stopped it, not ERRORED with an error nobody can act on.
+        expect(await h.plans.getPlan(created.planId)).toMatchObject({
+          phase: 'EXECUTE',
+          state: 'PROCESSING',
+        });
+        const events = await h.plans.listEvents(created.planId);
+        expect(events.map((e) => e.type)).not.toContain('PHASE_FAILED');
+      },
+      {
+        strategize: async (input) => ({
+          ...(await h.activities.strategize(input)),
+          strategy: null as unknown as Strategy,
+        }),
+      },
+    );
+    await handle.terminate('the test is over');
   });
 });
