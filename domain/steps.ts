@@ -22,7 +22,7 @@
  * `{{project.name}}` and `{{project.alias}}` are the plan's and the step's project's. In `run` (and validation)
  * commands every substituted value is POSIX single-quoted, and a command whose placeholder stands where that
  * quoting would not hold is refused (domain/shell.ts) when an action file or a model's steps are validated, and
- * again by the step runner (actors/steps.ts): inside '...' or "..." (`echo "{{msg}}"` with msg `$(id)` would run
+ * again by the step runner (actors/steps/run.ts): inside '...' or "..." (`echo "{{msg}}"` with msg `$(id)` would run
  * id), inside `...`, in a comment or a here-document, or right after `\` or `$`. What is
  * guaranteed is only this: a placeholder written as a bare word (or part of one: `--name={{x}}`) reaches the shell
  * as exactly that literal text, one word, never parsed as shell syntax. What the command then does with the word
