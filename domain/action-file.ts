@@ -6,6 +6,7 @@
  *   arguments: [{ name, type, required, default, description, allowed_values }],
  *   default_automation_level (manual | review | full, or the enum names), default_profile,
  *   actors: { strategy, execution, estimation, invariant },
+ *   execution: { network, unattended_commands, ignore: [glob] }  (what its commands may do; every default cautious),
  *   invariants: [text], definition_of_done, tags: [tag],
  *   steps: [step] (domain/steps.ts), validation: command
  * Every field but `name` is optional. Unknown keys are refused (a typo must not silently drop a setting). The field
@@ -18,7 +19,7 @@ import { checkArgumentDefinitions } from './arguments';
 import { actionSchema, argumentDefinitionSchema } from './catalog';
 import type { Action, ArgumentDefinition } from './catalog';
 import { AUTOMATION_CHOICES, AUTOMATION_LEVELS, parseAutomationLevel } from './lifecycle';
-import { actorRefsSchema } from './schemas';
+import { actorRefsSchema, executionPolicySchema } from './schemas';
 import { commandProblems } from './shell';
 import { stepFileSchema, stepFromFile, stepToFile } from './steps';
 
@@ -38,6 +39,12 @@ const actorsFileSchema = z.strictObject({
   execution: actorRefsSchema.shape.executionActor,
   estimation: actorRefsSchema.shape.estimationActor,
   invariant: actorRefsSchema.shape.invariantActor,
+});
+
+const executionFileSchema = z.strictObject({
+  network: executionPolicySchema.shape.network,
+  unattended_commands: executionPolicySchema.shape.unattendedCommands,
+  ignore: executionPolicySchema.shape.ignore,
 });
 
 const AUTOMATION_RULE =
@@ -64,6 +71,7 @@ export const actionFileSchema = z
     default_automation_level: automationFileSchema.optional(),
     default_profile: actionSchema.shape.defaultProfile,
     actors: actorsFileSchema.optional(),
+    execution: executionFileSchema.optional(),
     invariants: actionSchema.shape.invariants,
     definition_of_done: actionSchema.shape.definitionOfDone,
     tags: actionSchema.shape.tags,
@@ -84,6 +92,7 @@ export const actionFileSchema = z
 function allowedKeysAt(path: readonly PropertyKey[]): readonly string[] {
   if (path.length === 0) return Object.keys(actionFileSchema.shape);
   if (path[0] === 'actors') return Object.keys(actorsFileSchema.shape);
+  if (path[0] === 'execution') return Object.keys(executionFileSchema.shape);
   if (path[0] === 'arguments') return Object.keys(argumentFileSchema.shape);
   return [];
 }
@@ -219,6 +228,11 @@ export function parseActionFile(text: string, fileName: string): ActionFileResul
       estimationActor: f.actors?.estimation ?? null,
       invariantActor: f.actors?.invariant ?? null,
     },
+    execution: {
+      network: f.execution?.network ?? false,
+      unattendedCommands: f.execution?.unattended_commands ?? false,
+      ignore: f.execution?.ignore ?? [],
+    },
     invariants: f.invariants,
     definitionOfDone: f.definition_of_done,
     tags: f.tags,
@@ -255,6 +269,11 @@ export function actionCliDict(action: Action): Record<string, unknown> {
   if (action.actors.estimationActor !== null) actors.estimation = action.actors.estimationActor;
   if (action.actors.invariantActor !== null) actors.invariant = action.actors.invariantActor;
   if (Object.keys(actors).length > 0) dict.actors = actors;
+  const execution: Record<string, unknown> = {};
+  if (action.execution.network) execution.network = true;
+  if (action.execution.unattendedCommands) execution.unattended_commands = true;
+  if (action.execution.ignore.length > 0) execution.ignore = [...action.execution.ignore];
+  if (Object.keys(execution).length > 0) dict.execution = execution;
   if (action.invariants.length > 0) dict.invariants = [...action.invariants];
   if (action.definitionOfDone !== null) dict.definition_of_done = action.definitionOfDone;
   if (action.tags.length > 0) dict.tags = [...action.tags];

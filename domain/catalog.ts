@@ -4,9 +4,15 @@
  * live next to them in domain/.
  */
 import { z } from 'zod';
-import { ARGUMENT_KEY_PATTERN, noActorRefs } from './plan';
+import { ARGUMENT_KEY_PATTERN, defaultExecutionPolicy, noActorRefs } from './plan';
 import { AUTOMATION_LEVELS } from './lifecycle';
-import { actorRefsSchema, namespacedNameSchema, profileThresholdsSchema, tagSchema } from './schemas';
+import {
+  actorRefsSchema,
+  executionPolicySchema,
+  namespacedNameSchema,
+  profileThresholdsSchema,
+  tagSchema,
+} from './schemas';
 import type { ProfileSnapshot } from './schemas';
 import { stepSchema } from './steps';
 
@@ -40,6 +46,7 @@ export const actionSchema = z.object({
   defaultAutomationLevel: z.enum(AUTOMATION_LEVELS).default('MANUAL'),
   defaultProfile: namespacedNameSchema.nullable().default(null),
   actors: actorRefsSchema.default(noActorRefs),
+  execution: executionPolicySchema.default(defaultExecutionPolicy),
   /** Promoted to PLAN scope, with `source_name` = the action, at `plan use`. */
   invariants: z.array(z.string().trim().min(1, 'must not be empty')).default([]),
   definitionOfDone: z.string().trim().min(1).nullable().default(null),

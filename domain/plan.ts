@@ -3,9 +3,23 @@
  * this module, so validation schemas live in ./schemas.
  */
 import type { AutomationLevel, Phase, ProcessingState } from './lifecycle';
-import type { ActorRefs, PlanInvariant, PlanSpec, ProfileSnapshot, ProjectLink } from './schemas';
+import type {
+  ActorRefs,
+  ExecutionPolicy,
+  PlanInvariant,
+  PlanSpec,
+  ProfileSnapshot,
+  ProjectLink,
+} from './schemas';
 
-export type { ActorRefs, PlanInvariant, PlanSpec, ProfileSnapshot, ProjectLink } from './schemas';
+export type {
+  ActorRefs,
+  ExecutionPolicy,
+  PlanInvariant,
+  PlanSpec,
+  ProfileSnapshot,
+  ProjectLink,
+} from './schemas';
 
 /** What can happen to a plan, in the words of its event log (the `plan_events` table, `agents plan watch`). */
 export const PLAN_EVENT_TYPES = [
@@ -31,6 +45,11 @@ export const STATE_NEUTRAL_EVENT_TYPES: readonly PlanEventType[] = ['DECISION_CO
 
 /** The name the engine itself goes by: the actor of the decisions it records, and who recorded its own events. */
 export const WORKFLOW_ACTOR = 'workflow';
+
+/** The cautious policy of an action (and a plan made before policies existed): no network, commands reviewed. */
+export function defaultExecutionPolicy(): ExecutionPolicy {
+  return { network: false, unattendedCommands: false, ignore: [] };
+}
 
 /** A plan that names no actor for any role: each role falls back to the worker's default actor. */
 export function noActorRefs(): ActorRefs {
@@ -143,6 +162,7 @@ export function withInputDefaults(input: PlanSpec): PlanSpec {
       rule: inv.rule ?? null,
     })),
     actors: partial.actors ?? noActorRefs(),
+    execution: partial.execution ?? defaultExecutionPolicy(),
     tags: partial.tags ?? [],
     steps: partial.steps ?? [],
     validation: partial.validation ?? null,

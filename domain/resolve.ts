@@ -175,6 +175,7 @@ export function resolvePlanSpec(input: ResolvePlanInput): ResolvePlanResult {
       links.links.map((l) => l.projectName),
     ).map((entry) => entry.invariant),
     actors: { ...action.actors },
+    execution: { ...action.execution, ignore: [...action.execution.ignore] },
     tags,
     steps: action.steps,
     validation: action.validation,

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { AUTOMATION_LEVELS, PHASES, PROCESSING_STATES } from './lifecycle';
 import { isUlid } from './ids';
-import { ARGUMENT_KEY_PATTERN, noActorRefs } from './plan';
+import { ARGUMENT_KEY_PATTERN, defaultExecutionPolicy, noActorRefs } from './plan';
 import { stepSchema } from './steps';
 import { invariantRuleSchema } from './invariant-rule';
 
@@ -67,6 +67,23 @@ export const actorRefsSchema = z.object({
 });
 export type ActorRefs = z.infer<typeof actorRefsSchema>;
 
+/**
+ * What an action lets its commands do, and what its changesets leave out: pinned into each plan at `plan use`,
+ * so editing the action later changes no running plan. Every default is the cautious one.
+ */
+export const executionPolicySchema = z.strictObject({
+  /** `run` steps and the validation command may reach the network; off, they run without one. */
+  network: z.boolean().default(false),
+  /**
+   * A model's `run` steps and validation command may run without a person's review before Execute, whatever the
+   * automation level. Off, a plan whose model-proposed strategy has commands stops for approval first.
+   */
+  unattendedCommands: z.boolean().default(false),
+  /** Globs (relative to a project root) left out of changesets, added to the engine's own ignore list. */
+  ignore: z.array(z.string().trim().min(1, 'must not be empty')).default([]),
+});
+export type ExecutionPolicy = z.infer<typeof executionPolicySchema>;
+
 /** An automation profile's thresholds and their limits: the profile (domain/catalog.ts) adds its defaults. */
 export const profileThresholdsSchema = z.object({
   /** A decision below this confidence stops automatic advance and waits for a person. */
@@ -108,6 +125,7 @@ export const planSpecSchema = z
     effectiveProfileSnapshot: profileSnapshotSchema.nullable().default(null),
     invariants: z.array(planInvariantSchema).default([]),
     actors: actorRefsSchema.default(noActorRefs),
+    execution: executionPolicySchema.default(defaultExecutionPolicy),
     tags: z.array(tagSchema).default([]),
     /** The action's steps and validation command, pinned at creation: editing the action later changes no plan. */
     steps: z.array(stepSchema).default([]),

@@ -145,6 +145,7 @@ function actionColumns(action: Action) {
     defaultAutomationLevel: action.defaultAutomationLevel,
     defaultProfile: action.defaultProfile,
     actors: action.actors,
+    execution: action.execution,
     invariants: action.invariants,
     definitionOfDone: action.definitionOfDone,
     tags: action.tags,
@@ -169,6 +170,8 @@ function toStoredAction(row: ActionRow): Stored<Action> {
       defaultAutomationLevel: row.defaultAutomationLevel,
       defaultProfile: row.defaultProfile,
       actors: row.actors,
+      // Null for actions stored before execution policies existed: the schema's cautious default.
+      execution: row.execution ?? undefined,
       invariants: row.invariants,
       definitionOfDone: row.definitionOfDone,
       tags: row.tags,

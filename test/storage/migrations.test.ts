@@ -11,6 +11,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ulid } from 'ulid';
 import { planSpecSchema } from '../../domain/schemas';
+import { createCatalogStore } from '../../storage/catalog';
 import { createDecisionStore } from '../../storage/decisions';
 import { migrateDatabase } from '../../storage/migrate';
 import { createPlanStore } from '../../storage/plans';
@@ -23,6 +24,8 @@ const PREVIOUS_MIGRATION = '20261130012007_init';
 const UPGRADE_MIGRATION = '20261130021600_plan_fields_and_catalog';
 /** Seed 004's decision fields and decision_contexts: rebuilds the decisions table. */
 const DECISION_TREE_MIGRATION = '20261130023500_decision_tree';
+const INVARIANTS_MIGRATION = '20261130042000_invariants';
+const EXECUTION_POLICY_MIGRATION = '20261130233000_execution_policy';
 
 const MIGRATIONS_DIR = path.join(REPO_ROOT, 'prisma', 'migrations');
 const PRISMA_CLI = path.join(REPO_ROOT, 'node_modules', 'prisma', 'build', 'index.js');
@@ -490,5 +493,43 @@ describe(`migration ${DECISION_TREE_MIGRATION}`, () => {
     });
     expect((await decisions.getTree(planId)).nodes.map((n) => n.decision.seq)).toEqual([0, 2, 5, 6]);
     expect((await decisions.getDecision(ids[1])).supersededBy).toBe(correction.decisionId);
+  });
+});
+
+describe(`migration ${EXECUTION_POLICY_MIGRATION}`, () => {
+  let client: PrismaClient | undefined;
+  afterAll(async () => client?.$disconnect());
+
+  it('reads actions and plans stored before execution policies with the cautious defaults', async () => {
+    const file = path.join(dir, 'before-policies.db');
+    const databaseUrl = `file:${file}`;
+    prisma(['migrate', 'deploy', '--config', configUpTo(INVARIANTS_MIGRATION)], databaseUrl);
+    const at = '2026-11-30T12:00:00.000Z';
+    const db = new Database(file);
+    try {
+      db.prepare(
+        `INSERT INTO actions (name, description, arguments, default_automation_level, default_profile, actors,
+           invariants, definition_of_done, tags, steps, validation, built_in, created_at, updated_at)
+         VALUES ('local/old', '', '[]', 'MANUAL', NULL, ?, '[]', NULL, '[]', '[]', NULL, 0, ?, ?)`,
+      ).run(
+        JSON.stringify({
+          strategyActor: null,
+          executionActor: null,
+          estimationActor: null,
+          invariantActor: null,
+        }),
+        sqliteTime(at),
+        sqliteTime(at),
+      );
+    } finally {
+      db.close();
+    }
+    prisma(['migrate', 'deploy'], databaseUrl);
+    assertMatchesSchema(file);
+
+    client = createPrismaClient(databaseUrl);
+    const stored = await createCatalogStore(client).getAction('local/old');
+    expect(stored?.value.execution).toEqual({ network: false, unattendedCommands: false, ignore: [] });
+    expect(columns(new Database(file, { readonly: true }), 'plans')).toContain('execution_policy');
   });
 });

@@ -40,6 +40,9 @@ default_profile: team/careful
 actors:
   strategy: local/planner
   invariant: local/guard
+execution:
+  network: true
+  ignore: ["dist/**"]
 invariants:
   - "  Do not modify files outside the path.  "
 definition_of_done: Every file is reviewed.
@@ -92,6 +95,7 @@ const FULL_ACTION: Action = {
     estimationActor: null,
     invariantActor: 'local/guard',
   },
+  execution: { network: true, unattendedCommands: false, ignore: ['dist/**'] },
   invariants: ['Do not modify files outside the path.'],
   definitionOfDone: 'Every file is reviewed.',
   tags: ['review', 'quality'],
@@ -196,6 +200,7 @@ describe('parseActionFile: valid files', () => {
       defaultAutomationLevel: 'MANUAL',
       defaultProfile: null,
       actors: { strategyActor: null, executionActor: null, estimationActor: null, invariantActor: null },
+      execution: { network: false, unattendedCommands: false, ignore: [] },
       invariants: [],
       definitionOfDone: null,
       tags: [],
@@ -229,9 +234,14 @@ describe('parseActionFile: errors name the file, the field and the rule', () => 
     [
       'unknown top-level key',
       'name: a/b\ncolour: red',
-      'action.yaml: colour: unknown key (allowed: name, description, arguments, default_automation_level, default_profile, actors, invariants, definition_of_done, tags, steps, validation)',
+      'action.yaml: colour: unknown key (allowed: name, description, arguments, default_automation_level, default_profile, actors, execution, invariants, definition_of_done, tags, steps, validation)',
     ],
     ['camelCase key', 'name: a/b\ndefaultProfile: a/c', /^action\.yaml: defaultProfile: unknown key/],
+    [
+      'unknown execution key',
+      'name: a/b\nexecution:\n  unattendedCommands: true',
+      'action.yaml: execution.unattendedCommands: unknown key (allowed: network, unattended_commands, ignore)',
+    ],
     [
       'unknown argument key',
       'name: a/b\narguments:\n  - name: x\n    colour: red',
@@ -458,6 +468,7 @@ describe('actionCliDict', () => {
       'default_automation_level',
       'default_profile',
       'actors',
+      'execution',
       'invariants',
       'definition_of_done',
       'tags',

@@ -85,6 +85,7 @@ describe('resolvePlanSpec: the resolved spec', () => {
         estimationActor: null,
         invariantActor: null,
       },
+      execution: { network: false, unattendedCommands: false, ignore: [] },
       tags: ['review', 'quality'],
       steps: [],
       validation: null,
