@@ -81,6 +81,18 @@ export function requiresApproval(level: AutomationLevel, to: Phase): boolean {
   }
 }
 
+/**
+ * The message of a gate into `to`: the automation level's, or, when the strategy proposes commands nobody has
+ * reviewed, the commands themselves (a person sees what will run before it runs, whatever the level).
+ */
+export function gateMessage(to: Phase, commandsForReview: readonly string[]): string {
+  if (commandsForReview.length === 0) return `waiting for approval to enter ${to}`;
+  return (
+    `waiting for approval to enter ${to}: the strategy proposes ${commandsForReview.length} command(s) the ` +
+    `action does not contain; review them first: ${commandsForReview.map((c) => JSON.stringify(c)).join('; ')}`
+  );
+}
+
 export interface AdvanceRequestCheck extends PhaseStatus {
   awaitingApproval: boolean;
   automationLevel: AutomationLevel;

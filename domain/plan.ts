@@ -108,6 +108,11 @@ export function projectNames(plan: Pick<PlanFields, 'projects'>): string[] {
 export interface PlanSnapshot extends PlanFields {
   /** True while the workflow waits at a gate for a person's `advance`. */
   awaitingApproval: boolean;
+  /**
+   * While the gate into EXECUTE is open because the strategy proposes commands the action does not contain: those
+   * commands, for the person approving to see first. Empty otherwise (and absent from plans started before it).
+   */
+  commandsForReview?: string[];
   decisionCount: number;
 }
 
@@ -209,6 +214,7 @@ export function initialSnapshot(spec: PlanSpec, workflowId: string): PlanSnapsho
     sandboxRefs: [],
     validationSummary: null,
     awaitingApproval: false,
+    commandsForReview: [],
     error: null,
     decisionRootId: null,
     parentPlanId: spec.parentPlanId,

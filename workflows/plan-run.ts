@@ -28,6 +28,7 @@ import {
   canRetry,
   canTransition,
   checkReviewedChangeset,
+  gateMessage,
   isFinished,
   requiresApproval,
 } from '../domain/lifecycle';
@@ -425,7 +426,11 @@ export class PlanRun {
    * `guard` runs before the gate opens (nobody is asked to approve what it forbids) and again once approved (a
    * rule added while the gate was open must still stop the transition).
    */
-  async transition(to: Phase, guard: (to: Phase) => Promise<void>): Promise<void> {
+  async transition(
+    to: Phase,
+    guard: (to: Phase) => Promise<void>,
+    commandsForReview: readonly string[] = [],
+  ): Promise<void> {
     const { state } = this;
     const verdict = canTransition(state.plan, to);
     // The loop only asks for the next phase once the current one is COMPLETE: a refusal here is a bug in this
@@ -434,7 +439,7 @@ export class PlanRun {
     await guard(to);
     const from = state.plan.phase;
     const entered = to === 'APPLIED' ? 'COMPLETE' : 'QUEUED';
-    if (!requiresApproval(state.plan.automationLevel, to)) {
+    if (!requiresApproval(state.plan.automationLevel, to) && commandsForReview.length === 0) {
       await this.change('PHASE_ADVANCED', { phase: to, state: entered });
       return;
     }
@@ -442,10 +447,11 @@ export class PlanRun {
     // sees AWAITING_APPROVAL in the database can then always advance at once. An advance accepted meanwhile is
     // applied only after the record, so the events stay in order.
     state.plan.awaitingApproval = true;
+    state.plan.commandsForReview = [...commandsForReview];
     await this.change(
       'AWAITING_APPROVAL',
       { awaitingApproval: true },
-      { message: `waiting for approval to enter ${to}` },
+      { message: gateMessage(to, commandsForReview) },
     );
     await condition(() => state.approval !== null);
     const request = pending(state.approval);
@@ -470,6 +476,7 @@ export class PlanRun {
       },
     );
     state.approval = null;
+    state.plan.commandsForReview = [];
   }
 
   /**

@@ -11,6 +11,7 @@ import { promptDefinitionDraft } from '../domain/decision';
 import { ERROR_TYPES, NON_RETRYABLE_ERROR_TYPES } from '../domain/errors';
 import type { Phase, WorkPhase } from '../domain/lifecycle';
 import type { PlanError } from '../domain/plan';
+import { unreviewedCommands } from '../domain/steps';
 import type { PlanWorkflowInput, PlanWorkflowResult } from './definitions';
 import { legacyPlanWorkflow } from './legacy-plan';
 import { PlanRun, ROOT_SEQ, WORK_PHASES, describeFailure, isPhaseFailure, now } from './plan-run';
@@ -52,7 +53,7 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
       startRecorded: true,
     });
     for (const phase of WORK_PHASES.slice(1)) {
-      await run.transition(phase, enforce);
+      await run.transition(phase, enforce, phase === 'EXECUTE' ? commandsForReview(run) : []);
       await run.runPhaseToCompletion(phase, (work) => phaseWork(run, phase, work), { startRecorded: false });
     }
     await run.transition('APPLIED', enforce);
@@ -83,6 +84,24 @@ async function startPlan(run: PlanRun): Promise<void> {
     startCheck?.summary ?? null,
   );
   await enforceInvariants(run, null, startCheck);
+}
+
+/**
+ * Marks plans that stop before Execute when their strategy proposes commands the action does not contain. Asked
+ * only when there are such commands, so histories without any (every builtin strategy) carry no marker.
+ */
+export const COMMAND_REVIEW_PATCH = 'review-proposed-commands';
+
+/**
+ * The commands a person must see before Execute runs them: those the strategy actor proposed and the action's
+ * author did not write, unless the action allows unattended commands (`execution.unattended_commands`).
+ */
+function commandsForReview(run: PlanRun): string[] {
+  const { spec, state } = run;
+  if (state.strategy === null || spec.execution.unattendedCommands) return [];
+  const commands = unreviewedCommands(state.strategy, { steps: spec.steps, validation: spec.validation });
+  // A plan that reached this point on an engine without the review replays without it.
+  return commands.length > 0 && patched(COMMAND_REVIEW_PATCH) ? commands : [];
 }
 
 /**

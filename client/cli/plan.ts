@@ -133,14 +133,21 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
       ).argParser(parseUpper(PHASES)),
     )
     .option('-r, --reason <text>', 'why (recorded as a user_intervention decision)')
-    .option('-y, --yes', 'enter Apply without showing the changes and asking first', false)
+    .option(
+      '-y, --yes',
+      'approve without showing what comes next and asking first (proposed commands before Execute, the changes before Apply)',
+      false,
+    )
     .addOption(byOption(cli.io))
     .addOption(formatOption())
     .action(async (id: string, opts) => {
       const snapshot = await cli.withPlans(async (client) => {
-        const reviewed = (opts.yes as boolean)
-          ? undefined
-          : await confirmApply(cli, await client.snapshot(id, 'advance'));
+        let reviewed: string | null | undefined;
+        if (!(opts.yes as boolean)) {
+          const view = await client.snapshot(id, 'advance');
+          await confirmCommands(cli, view);
+          reviewed = await confirmApply(cli, view);
+        }
         return client.advance(id, {
           by: opts.by as string,
           ...(opts.reason === undefined ? {} : { reason: opts.reason as string }),
@@ -288,6 +295,29 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
     });
 
   registerPlanWorkCommands(plan, cli);
+}
+
+/**
+ * Before a plan runs commands its action does not contain (a model proposed them), the person approving the gate
+ * into Execute sees them and says yes. Like the changes before Apply, the list goes to stderr.
+ */
+async function confirmCommands(cli: CliRuntime, view: PlanSnapshot): Promise<void> {
+  const commands = view.commandsForReview ?? [];
+  if (!view.awaitingApproval || commands.length === 0) return;
+  cli.io.stderr(
+    `The strategy proposes ${commands.length} command(s) the action does not contain. Execute runs them in ` +
+      `the sandbox:\n${commands.map((c) => `  $ ${c}`).join('\n')}\n`,
+  );
+  if (cli.io.confirm === undefined) {
+    throw new PlanClientError(
+      'usage',
+      `entering Execute runs ${commands.length} command(s) nobody has reviewed; nobody can confirm here ` +
+        '(stdin is not a terminal): pass --yes to run them',
+    );
+  }
+  if (!(await cli.io.confirm(`Run these ${commands.length} command(s)? [y/N] `))) {
+    throw new PlanClientError('refused', 'not advanced: the plan still waits for approval to enter EXECUTE');
+  }
 }
 
 /**

@@ -2,7 +2,7 @@
  * The model-backed actor in a real plan: a worker whose registry has it (pointed at a local fake endpoint) runs a
  * plan whose action names it, through the same workflow and activities as the built-in actor.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createActorRegistry } from '../../actors';
 import { parseActionFile } from '../../domain/action-file';
@@ -96,5 +96,78 @@ it('parks a plan ERRORED, naming the actors it has, when the worker lacks the on
       message: 'no strategy actor named "model" on this worker (available: builtin)',
     });
     await h.client.cancel(planId);
+  });
+});
+
+describe('commands the model proposes', () => {
+  const proposal = {
+    summary: 'Write notes, then check them',
+    rationale: 'A notes file, checked by a command.',
+    confidence: 0.6,
+    alternatives: [],
+    steps: [
+      step({ kind: 'create', target: 'CHECKED.md', content: 'checked\n', overwrite: true }),
+      step({ kind: 'run', target: 'grep -q checked CHECKED.md' }),
+    ],
+    validation: 'test -s CHECKED.md',
+  };
+  const modelActors = () =>
+    createActorRegistry({
+      model: { baseUrl: server.baseUrl, model: 'fake', apiKey: null, timeoutSeconds: 10, maxAttempts: 2 },
+    });
+
+  it('stop a fully automatic plan before Execute and show the commands; nothing runs until a person says yes', async () => {
+    server.replyContent(proposal);
+    await h.withActors(modelActors(), async () => {
+      const planId = await startPlan();
+      const gate = await h.client.waitForInput(planId);
+      expect(gate).toMatchObject({ phase: 'STRATEGIZE', state: 'COMPLETE', awaitingApproval: true });
+      const waiting = (await h.plans.listEvents(planId)).at(-1);
+      expect(waiting).toMatchObject({
+        type: 'AWAITING_APPROVAL',
+        message:
+          'waiting for approval to enter EXECUTE: the strategy proposes 2 command(s) the action does not contain; ' +
+          'review them first: "grep -q checked CHECKED.md"; "test -s CHECKED.md"',
+      });
+      // Nobody at a terminal: refused, with the way to approve anyway.
+      const unattended = await h.cli('plan', 'advance', planId);
+      expect(unattended.code).toBe(2);
+      expect(unattended.stderr).toContain('  $ grep -q checked CHECKED.md\n  $ test -s CHECKED.md\n');
+      expect(unattended.stderr).toMatch(/runs 2 command\(s\) nobody has reviewed.*pass --yes to run them/);
+      // A person who says no leaves the plan waiting, and nothing ran.
+      const declined = await h.cliAnswering(false, 'plan', 'advance', planId);
+      expect(declined.code).not.toBe(0);
+      expect(declined.questions).toEqual(['Run these 2 command(s)? [y/N] ']);
+      expect((await h.client.waitForInput(planId)).awaitingApproval).toBe(true);
+      expect(existsSync(path.join(h.projectDir, 'demo', 'CHECKED.md'))).toBe(false);
+      // A yes runs them, and the plan goes on by itself as FULL_AUTOMATION does.
+      const approved = await h.cliAnswering(true, 'plan', 'advance', planId);
+      expect(approved.code).toBe(0);
+      await h.env.client.workflow.getHandle(planWorkflowId(planId)).result();
+      expect(readFileSync(path.join(h.projectDir, 'demo', 'CHECKED.md'), 'utf8')).toBe('checked\n');
+    });
+  });
+
+  it('run without a stop when the action allows unattended commands', async () => {
+    const parsed = parseActionFile(
+      'name: local/model-trusted\nactors:\n  strategy: model\nexecution:\n  unattended_commands: true\n',
+      'action.yaml',
+    );
+    if (!parsed.ok) throw new Error(parsed.error);
+    await h.catalog.putAction(parsed.action);
+    server.replyContent(proposal);
+    await h.withActors(modelActors(), async () => {
+      const created = await h.client.create({
+        actionName: 'local/model-trusted',
+        projects: ['local/demo'],
+        automationLevel: 'FULL_AUTOMATION',
+        arguments: {},
+        createdBy: 'tester',
+      });
+      const result = await h.env.client.workflow.getHandle(created.workflowId).result();
+      expect(result.phase).toBe('APPLIED');
+      const events = await h.plans.listEvents(created.planId);
+      expect(events.map((e) => e.type)).not.toContain('AWAITING_APPROVAL');
+    });
   });
 });
