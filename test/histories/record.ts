@@ -11,8 +11,12 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { createActorRegistry } from '../../actors';
+import type { ActorRegistry } from '../../actors';
+import { parseActionFile } from '../../domain/action-file';
 import type { AutomationLevel } from '../../domain/lifecycle';
 import { ensureTemporalCli } from '../../scripts/temporal-cli';
+import { FakeModelServer } from '../helpers/fake-model-server';
 import { createHarness } from '../helpers/harness';
 import type { Harness } from '../helpers/harness';
 
@@ -20,6 +24,10 @@ const OUT_DIR = __dirname;
 
 interface Scenario {
   level: AutomationLevel;
+  /** The action the plan is made from, and its arguments; local/example with a greeting unless said. */
+  action?: { name: string; arguments: Record<string, string> };
+  /** A worker with these actors instead of the built-in ones alone. */
+  actors?(): Promise<{ registry: ActorRegistry; close(): Promise<void> }>;
   /** Drives the plan from its creation to its end; the worker runs meanwhile. */
   drive(h: Harness, planId: string): Promise<void>;
   /** Activities to replace on the worker that runs this scenario. */
@@ -71,6 +79,43 @@ const SCENARIOS: Record<string, Scenario> = {
         return h.activities.execute(input);
       },
     }),
+  },
+
+  /**
+   * A model proposes a command the action does not contain: the fully automatic plan stops before Execute until a
+   * person approves, then runs to the end by itself.
+   */
+  'actors-full-command-review': {
+    level: 'FULL_AUTOMATION',
+    action: { name: 'local/model-recorded', arguments: {} },
+    async actors() {
+      const server = await FakeModelServer.start();
+      server.replyContent({
+        summary: 'Write and check a greeting',
+        rationale: 'recorded',
+        confidence: 0.9,
+        alternatives: [],
+        steps: [
+          { ...NULL_STEP, kind: 'create', target: 'GREETING.md', content: 'hi\n', overwrite: true },
+          { ...NULL_STEP, kind: 'run', target: 'test -s GREETING.md' },
+        ],
+        validation: null,
+      });
+      const registry = createActorRegistry({
+        model: { baseUrl: server.baseUrl, model: 'fake', apiKey: null, timeoutSeconds: 10, maxAttempts: 1 },
+      });
+      return { registry, close: () => server.close() };
+    },
+    async drive(h, planId) {
+      const gate = await h.client.waitForInput(planId);
+      if (!gate.awaitingApproval) throw new Error(`plan ${planId} did not stop for its commands`);
+      await h.client.advance(planId, {
+        by: 'recorder',
+        reason: 'commands reviewed',
+        expectedPhase: 'STRATEGIZE',
+      });
+      await h.client.waitForInput(planId);
+    },
   },
 
   /** A person corrects the strategy at the first gate; the plan then goes on to APPLIED. */
@@ -128,13 +173,27 @@ const SCENARIOS: Record<string, Scenario> = {
   },
 };
 
+/** A model's step with every field the strict reply schema asks for. */
+const NULL_STEP = {
+  content: null,
+  overwrite: null,
+  pattern: null,
+  with: null,
+  flags: null,
+  require_match: null,
+  to: null,
+  timeout_seconds: null,
+  description: null,
+  project: null,
+};
+
 async function record(h: Harness, name: string, scenario: Scenario): Promise<void> {
   const run = async () => {
     const created = await h.client.create({
-      actionName: 'local/example',
+      actionName: scenario.action?.name ?? 'local/example',
       projects: ['local/demo'],
       automationLevel: scenario.level,
-      arguments: { greeting: 'hello' },
+      arguments: scenario.action?.arguments ?? { greeting: 'hello' },
       createdBy: 'recorder',
     });
     await scenario.drive(h, created.planId);
@@ -142,7 +201,10 @@ async function record(h: Harness, name: string, scenario: Scenario): Promise<voi
     await handle.result().catch(() => undefined);
     return handle.fetchHistory();
   };
-  const history = await h.withWorker(run, scenario.overrides?.(h));
+  const actors = await scenario.actors?.();
+  const history = await (actors === undefined
+    ? h.withWorker(run, scenario.overrides?.(h))
+    : h.withActors(actors.registry, run).finally(() => actors.close()));
   // The canonical JSON form (as `temporal workflow show --output json` prints it), readable by historyFromJSON.
   const file = path.join(OUT_DIR, `${name}.json`);
   writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
@@ -160,6 +222,9 @@ async function main(names: string[]): Promise<number> {
   }
   process.env.TEMPORAL_CLI_PATH = await ensureTemporalCli();
   const h = await createHarness();
+  const model = parseActionFile('name: local/model-recorded\nactors:\n  strategy: model\n', 'action.yaml');
+  if (!model.ok) throw new Error(model.error);
+  await h.catalog.putAction(model.action);
   try {
     for (const name of names) {
       const scenario = SCENARIOS[name];

@@ -26,6 +26,7 @@ function* historyIterable() {
 it('has the recorded histories to replay', () => {
   // runphase-*: plans started before actors (they take the old path); actors-*: plans started since.
   expect(histories).toEqual([
+    'actors-full-command-review.json',
     'actors-full-errored-retried.json',
     'actors-manual-applied.json',
     'actors-manual-corrected.json',
