@@ -84,7 +84,9 @@ export function describeCounts(counts: ChangeCounts): string {
 
 /**
  * Why a changeset path is unsafe as text, or undefined. Syntactic rules only (the filesystem checks, symlinks and
- * hashes, are Apply's): not empty, relative, POSIX separators, no `.`/`..`/empty component, no NUL.
+ * hashes, are Apply's): not empty, relative, POSIX separators, no `.`/`..`/empty component, no NUL, and no component
+ * that names git's own directory on some filesystem (see namesGitDirectory): a plan changes a project's files,
+ * never its history, hooks or config.
  */
 export function checkRelativePath(path: string): string | undefined {
   if (path === '') return 'the path is empty';
@@ -94,7 +96,30 @@ export function checkRelativePath(path: string): string | undefined {
   const parts = path.split('/');
   if (parts.includes('..')) return `the path "${path}" has a ".." component`;
   if (parts.some((p) => p === '' || p === '.')) return `the path "${path}" has an empty or "." component`;
+  const git = parts.find(namesGitDirectory);
+  if (git !== undefined) {
+    return `the path "${path}" has a component ${JSON.stringify(git)} that names git's directory ".git"; changes never touch it`;
+  }
   return undefined;
+}
+
+/**
+ * Code points HFS+ (macOS) drops when it compares names, so `.g\u200cit` is `.git` there. The list is git's own
+ * (is_hfs_dotgit in git's utf8.c).
+ */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/gu;
+
+/**
+ * Whether a path component is `.git` on some filesystem a project may live on, by the rules git itself refuses
+ * such names with (is_ntfs_dotgit, is_hfs_dotgit): any case (case-insensitive filesystems, macOS and Windows by
+ * default), trailing dots and spaces (Windows drops them: `.git.` and `.git ` open `.git`), an NTFS stream suffix
+ * (`.git::$INDEX_ALLOCATION` is the directory itself), the 8.3 short name `GIT~1` Windows gives `.git`, and the
+ * code points HFS+ ignores. Checked on the text because the filesystem Apply runs on need not be the one the
+ * project is later checked out on, and a name is refused everywhere if it is `.git` anywhere.
+ */
+export function namesGitDirectory(component: string): boolean {
+  const folded = component.replace(HFS_IGNORED, '').toLowerCase();
+  return /^(?:\.git|git~1)[. ]*(?::.*)?$/su.test(folded);
 }
 
 /** Changes ordered the way they are stored and shown: by project, then target path. */

