@@ -3,7 +3,7 @@
  * add/clear). Keyed by (plan, path): adding a path again replaces its content. The actors read them with the plan.
  */
 import type { PlanContextFile, PrismaClient } from './generated/prisma/client';
-import { PlanNotFoundError } from './errors';
+import { ContextTooLargeError, PlanNotFoundError } from './errors';
 import { claimWriteLock } from './lock';
 import { parseTime } from './time';
 
@@ -23,8 +23,17 @@ export interface StoredContextFile {
 }
 
 export interface ContextFileStore {
-  /** Adds (or replaces, by path) files in a plan's context; returns how many were new. */
-  add(planId: string, files: ContextFileInput[], by: string, at: string): Promise<number>;
+  /**
+   * Adds (or replaces, by path) files in a plan's context; returns how many were new. With `maxTotalBytes`, throws
+   * ContextTooLargeError and stores nothing when the context would then hold more than that.
+   */
+  add(
+    planId: string,
+    files: ContextFileInput[],
+    by: string,
+    at: string,
+    options?: { maxTotalBytes?: number },
+  ): Promise<number>;
   list(planId: string): Promise<StoredContextFile[]>;
   /** The files with their content, for the actors. */
   read(planId: string): Promise<Array<StoredContextFile & { content: Uint8Array }>>;
@@ -50,20 +59,28 @@ export function createContextFileStore(prisma: PrismaClient): ContextFileStore {
   };
 
   return {
-    async add(planId, files, by, at) {
+    async add(planId, files, by, at, options = {}) {
       const addedAt = parseTime(at, 'at');
       return prisma.$transaction(async (tx) => {
         await claimWriteLock(tx);
         const plan = await tx.plan.findUnique({ where: { id: planId }, select: { id: true } });
         if (plan === null) throw new PlanNotFoundError(planId);
-        const known = new Set(
-          (
-            await tx.planContextFile.findMany({
-              where: { planId, path: { in: files.map((f) => f.path) } },
-              select: { path: true },
-            })
-          ).map((row) => row.path),
-        );
+        const stored = await tx.planContextFile.findMany({
+          where: { planId },
+          select: { path: true, size: true },
+        });
+        const adding = new Set(files.map((f) => f.path));
+        const known = new Set(stored.filter((row) => adding.has(row.path)).map((row) => row.path));
+        if (options.maxTotalBytes !== undefined) {
+          // A re-added path replaces its old content, so only the files it does not replace are kept.
+          const keptBytes = stored
+            .filter((row) => !adding.has(row.path))
+            .reduce((sum, row) => sum + row.size, 0);
+          const totalBytes = files.reduce((sum, f) => sum + f.content.byteLength, keptBytes);
+          if (totalBytes > options.maxTotalBytes) {
+            throw new ContextTooLargeError(planId, totalBytes, keptBytes, options.maxTotalBytes);
+          }
+        }
         for (const file of files) {
           const content = Buffer.from(file.content);
           const data = {

