@@ -9,7 +9,7 @@ import { isUlid } from '../../domain/ids';
 import { enforcedInvariants } from '../../domain/invariant';
 import { explainDict, richTreeLines, treeRows, TREE_COLUMNS } from '../render/tree-view';
 import { parsePlanId } from '../plans';
-import { diffStat, renderUnifiedDiff } from '../render/diff';
+import { diffStat, escapeControls, renderUnifiedDiff } from '../render/diff';
 import { registerPlanWorkCommands } from './plan-work';
 import type { OutputFormat } from '../render/format';
 import { PlanClientError } from '../errors';
@@ -306,7 +306,8 @@ async function confirmCommands(cli: CliRuntime, view: PlanSnapshot): Promise<voi
   if (!view.awaitingApproval || commands.length === 0) return;
   cli.io.stderr(
     `The strategy proposes ${commands.length} command(s) the action does not contain. Execute runs them in ` +
-      `the sandbox:\n${commands.map((c) => `  $ ${c}`).join('\n')}\n`,
+      // Escaped like a diff: a line break or a bidi control in a command must not disguise another one.
+      `the sandbox:\n${commands.map((c) => `  $ ${escapeControls(c)}`).join('\n')}\n`,
   );
   if (cli.io.confirm === undefined) {
     throw new PlanClientError(

@@ -283,7 +283,7 @@ function quote(name: string): string {
  * left alone: `\x1b` typed as text looks the same as an escaped ESC, which can mislead but cannot hide anything. A
  * CRLF file shows `\r` at the end of each line, which is also what it holds.
  */
-function escapeControls(text: string): string {
+export function escapeControls(text: string): string {
   return text.replace(INVISIBLE_CHARACTERS, (character) => {
     if (character === '\r') return '\\r';
     if (character === '\n') return '\\n';
