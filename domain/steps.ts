@@ -29,6 +29,8 @@
  * is the action's: `eval {{x}}`, `sh -c {{x}}`, a bare `{{x}}` as the command name, or bash arithmetic run it as
  * code. The arguments are also in the environment as CLEVERAGENTS_ARG_<NAME> (upper-cased, other characters `_`),
  * the plan id as CLEVERAGENTS_PLAN_ID; commands see only those and a few variables such as PATH and HOME.
+ * A `replace` pattern runs in a thread of its own, for DEFAULT_REPLACE_TIME_LIMIT_SECONDS at most: a pattern that
+ * backtracks catastrophically fails its step.
  *
  * Pure: no fs, no process; the actors in actors/ run the steps.
  */
@@ -140,6 +142,12 @@ export type Step = StepBase &
   );
 
 export const DEFAULT_RUN_TIMEOUT_SECONDS = 600;
+
+/**
+ * How long one `replace` step's regular expression may run, over all its files. Ordinary patterns take
+ * milliseconds; one that backtracks catastrophically would run for hours, so past this the step fails instead.
+ */
+export const DEFAULT_REPLACE_TIME_LIMIT_SECONDS = 10;
 
 /** Domain form of a parsed file step (the parse already checked the shape). */
 export function stepFromFile(file: StepFile): Step {
