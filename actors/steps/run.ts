@@ -17,6 +17,7 @@ import {
   DEFAULT_REPLACE_TIME_LIMIT_SECONDS,
   DEFAULT_RUN_TIMEOUT_SECONDS,
   describeStep,
+  regexReplacementLiteral,
   renderTemplate,
   shellQuote,
   stepProject,
@@ -222,7 +223,8 @@ async function perform(
     case 'replace': {
       const glob = render(step.files, values, 'the files to replace in');
       checkGlob(glob, `replace in ${glob}`);
-      const replacement = render(step.replacement, values, 'the replacement');
+      // A value (a plan argument) reaches the file as written; only the template's own `$1`, `$&` are expanded.
+      const replacement = render(step.replacement, values, 'the replacement', regexReplacementLiteral);
       const flags = 'g' + step.flags;
       try {
         // Compiled here only to name a syntax error at once; the matching itself runs in a RegexThread.

@@ -1,7 +1,7 @@
 /**
  * The `replace` step's guards against an untrusted pattern and untrusted argument values: the pattern runs in a
- * thread with a time limit (the worker's event loop keeps running meanwhile, and cancellation stops it). Each test
- * tries to get past its guard.
+ * thread with a time limit (the worker's event loop keeps running meanwhile, and cancellation stops it), and a value
+ * substituted into `with:` is inserted literally. Each test tries to get past its guard.
  */
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
@@ -11,7 +11,7 @@ import type { StepEnv } from '../../actors/steps';
 import type { PlanSpec } from '../../domain/plan';
 import { planSpecSchema } from '../../domain/schemas';
 import type { StepFile } from '../../domain/steps';
-import { stepFromFile } from '../../domain/steps';
+import { regexReplacementLiteral, stepFromFile } from '../../domain/steps';
 import { CREATED_AT, PLAN_ID } from '../unit/fixtures';
 
 /** `^(a+)+$` backtracks through every split of the a's before failing on the final b: 2^28 ways, hours of work. */
@@ -167,5 +167,32 @@ describe('replace: still what it was', () => {
     await expect(runStep(replace({ pattern: '(', with: 'x' }), env())).rejects.toThrow(
       /invalid regular expression/,
     );
+  });
+});
+
+describe('replace: a value substituted into with: is literal', () => {
+  it("inserts an argument's $ sequences as written instead of expanding them", async () => {
+    const file = 'public: KEY\nsecret: s3cr3t\n';
+    for (const value of ["$'", '$`', '$&', '$1', '$$', '$<name>']) {
+      await write('config.txt', file);
+      await runStep(replace({ pattern: '(KEY)', with: '{{value}}' }), env({ args: { value } }));
+      // Expanded, `$'` would have copied the secret line into the public one.
+      expect(await read('config.txt')).toBe(`public: ${value}\nsecret: s3cr3t\n`);
+    }
+  });
+
+  it("keeps the template author's own backreferences working beside a value", async () => {
+    await write('v.txt', 'version = 1.2.3\n');
+    await runStep(
+      replace({ pattern: '(version) = (\\S+)', with: "$1 = {{next}} (was $2, $$ literal, match '$&')" }),
+      env({ args: { next: "$2$'" } }),
+    );
+    expect(await read('v.txt')).toBe("version = $2$' (was 1.2.3, $ literal, match 'version = 1.2.3')\n");
+  });
+
+  it('doubles every $ of a value and nothing else', () => {
+    expect(regexReplacementLiteral("a$'b$$c")).toBe("a$$'b$$$$c");
+    expect(regexReplacementLiteral('no dollars')).toBe('no dollars');
+    expect('x'.replace('x', regexReplacementLiteral("$&$'$`$1"))).toBe("$&$'$`$1");
   });
 });
