@@ -11,12 +11,14 @@ import { countChanges, describeCounts } from '../domain/changeset';
 import type { FileChange } from '../domain/changeset';
 import { DecisionLog } from '../domain/decision-log';
 import { ERROR_TYPES } from '../domain/errors';
+import { ignoreList } from '../domain/ignore';
+import { ChangesetTally } from '../domain/limits';
 import { WORKFLOW_ACTOR } from '../domain/plan';
 import type { PlanSpec, ProjectLink } from '../domain/plan';
 import type { Workspace } from '../domain/project-link';
 import { describeStep } from '../domain/steps';
 import { applyChangeset, ChangesetRefusedError } from '../sandbox/apply';
-import { computeChanges, createSandbox, removeSandbox } from '../sandbox/workspace';
+import { ChangesetTooLargeError, computeChanges, createSandbox, removeSandbox } from '../sandbox/workspace';
 import type { Baseline } from '../sandbox/workspace';
 import type { ChangesetStore } from '../storage/changesets';
 import type { ContextFileStore } from '../storage/context-files';
@@ -129,11 +131,13 @@ export function createWorkActivities(deps: WorkDependencies) {
       return withProgress('EXECUTE', async (report, signal) => {
         // What each copy held when it was made: the changeset is measured from it, so an edit someone makes in the
         // project while Execute runs is neither reverted nor deleted by Apply (its before-hash no longer matches).
+        // The engine's ignore list and the action's (pinned into the plan), one list for the copy and the compare.
+        const ignore = ignoreList(spec.execution.ignore);
         const baselines = new Map<string, Baseline>();
         for (const ws of workspaces) {
           if (ws.sandbox === null) continue;
           report(`copying ${ws.projectName} into a sandbox`);
-          baselines.set(ws.projectName, await createSandbox(ws.root, ws.sandbox));
+          baselines.set(ws.projectName, await createSandbox(ws.root, ws.sandbox, ignore));
         }
         const sandboxRefs = workspaces.flatMap((ws) => (ws.sandbox === null ? [] : [ws.sandbox]));
         await plans.recordExecution(spec.planId, { sandboxRefs });
@@ -150,31 +154,49 @@ export function createWorkActivities(deps: WorkDependencies) {
             : `validation \`${outcome.validation.command}\` ${outcome.validation.passed ? 'passed' : 'failed'}` +
               ` in the sandbox (exit ${outcome.validation.exitCode ?? 'none'})`;
         const decisions = call.log.drafts();
+        const failed = (message: string, details: string | null): ExecuteResult => ({
+          summary: message,
+          decisions,
+          failure: { type: ERROR_TYPES.ExecutionFailed, message, details },
+          changesetId: null,
+          sandboxRefs,
+          counts: null,
+          validationSummary,
+        });
         if (!outcome.ok) {
           const step = outcome.error.step === null ? undefined : input.strategy.steps[outcome.error.step];
           const where =
             outcome.error.step === null || step === undefined
               ? ''
               : `step ${outcome.error.step + 1} (${describeStep(step)}) `;
-          const message = `Execute failed: ${where}after ${outcome.error.attempts} attempt(s): ${outcome.error.message}`;
-          return {
-            summary: message,
-            decisions,
-            failure: { type: ERROR_TYPES.ExecutionFailed, message, details: outcome.error.details },
-            changesetId: null,
-            sandboxRefs,
-            counts: null,
-            validationSummary,
-          };
+          return failed(
+            `Execute failed: ${where}after ${outcome.error.attempts} attempt(s): ${outcome.error.message}`,
+            outcome.error.details,
+          );
         }
 
         report('comparing the sandboxes with the projects');
+        // One tally for every project: the limits are the changeset's, whatever the number of projects.
+        const tally = new ChangesetTally();
         const changes: FileChange[] = [];
         for (const ws of workspaces) {
           if (ws.sandbox === null) continue;
           const baseline = baselines.get(ws.projectName);
           if (baseline === undefined) throw new Error(`no baseline for ${ws.projectName}`);
-          changes.push(...(await computeChanges(ws.projectName, ws.root, ws.sandbox, baseline)));
+          try {
+            changes.push(
+              ...(await computeChanges(ws.projectName, ws.root, ws.sandbox, baseline, { ignore, tally })),
+            );
+          } catch (error) {
+            // The steps did what they were told, but the result is too large to keep: the plan's failure, not the
+            // worker's (a retry would produce the same), and nothing of the changeset is stored.
+            if (!(error instanceof ChangesetTooLargeError)) throw error;
+            return failed(
+              `Execute failed: ${error.message}. Nothing was stored. Have the steps change less, or leave such ` +
+                "files out with the action's `execution.ignore` and start a new plan.",
+              null,
+            );
+          }
         }
         const changesetId = await changesets.save({
           planId: spec.planId,

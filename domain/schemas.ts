@@ -79,7 +79,7 @@ export const executionPolicySchema = z.strictObject({
    * automation level. Off, a plan whose model-proposed strategy has commands stops for approval first.
    */
   unattendedCommands: z.boolean().default(false),
-  /** Globs (relative to a project root) left out of changesets, added to the engine's own ignore list. */
+  /** Globs (relative to a project root) left out of changesets, besides the engine's own (domain/ignore.ts). */
   ignore: z.array(z.string().trim().min(1, 'must not be empty')).default([]),
 });
 export type ExecutionPolicy = z.infer<typeof executionPolicySchema>;

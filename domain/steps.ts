@@ -29,6 +29,9 @@
  * is the action's: `eval {{x}}`, `sh -c {{x}}`, a bare `{{x}}` as the command name, or bash arithmetic run it as
  * code. The arguments are also in the environment as CLEVERAGENTS_ARG_<NAME> (upper-cased, other characters `_`),
  * the plan id as CLEVERAGENTS_PLAN_ID; commands see only those and a few variables such as PATH and HOME.
+ * In `replace`'s `with:`, the template may use `$1`, `$&` and the rest of String.prototype.replace, but a value
+ * substituted into it is inserted literally (its `$` is never expanded). The pattern runs in a thread of its own,
+ * for DEFAULT_REPLACE_TIME_LIMIT_SECONDS at most: a pattern that backtracks catastrophically fails its step.
  *
  * Pure: no fs, no process; the actors in actors/ run the steps.
  */
@@ -140,6 +143,12 @@ export type Step = StepBase &
   );
 
 export const DEFAULT_RUN_TIMEOUT_SECONDS = 600;
+
+/**
+ * How long one `replace` step's regular expression may run, over all its files. Ordinary patterns take
+ * milliseconds; one that backtracks catastrophically would run for hours, so past this the step fails instead.
+ */
+export const DEFAULT_REPLACE_TIME_LIMIT_SECONDS = 10;
 
 /** Domain form of a parsed file step (the parse already checked the shape). */
 export function stepFromFile(file: StepFile): Step {
@@ -387,6 +396,15 @@ export function renderTemplate(
     }
     return quote(String(value));
   });
+}
+
+/**
+ * For a value substituted into a `replace` step's `with:`: every `$` doubled, so String.prototype.replace inserts
+ * the value as written. Unescaped, an argument `$'` would copy the rest of the file into it, `$&` the match. The
+ * template's own text is left alone: its author's `$1` still names a group.
+ */
+export function regexReplacementLiteral(value: string): string {
+  return value.replace(/\$/g, () => '$$');
 }
 
 /** POSIX single-quoting: the value reaches the command as one literal word. */

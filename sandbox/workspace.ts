@@ -2,7 +2,10 @@ import { createWriteStream } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { checkRelativePath, sortChanges, type FileChange } from '../domain/changeset';
+import { checkRelativePath, type FileChange } from '../domain/changeset';
+import { ignoreList, isIgnored, VCS_DIR, type IgnoreList } from '../domain/ignore';
+import type { LimitBreach, SizedChange } from '../domain/limits';
+import { ChangesetTally, keepsOldContent } from '../domain/limits';
 import { sha256, sha256Stream } from '../lib/sha256';
 import { errorCode, isInside, READ_NO_FOLLOW, realPathSoFar, resolveInside } from './paths';
 
@@ -13,9 +16,10 @@ import { errorCode, isInside, READ_NO_FOLLOW, realPathSoFar, resolveInside } fro
  * its later state would turn those edits into changes that revert them.
  *
  * `.git` (directory, or the file a worktree or submodule has instead) is never copied nor compared: VCS metadata
- * is not part of a changeset, and an actor must not be able to rewrite history through one.
+ * is not part of a changeset, and an actor must not be able to rewrite history through one. The rest of the
+ * engine's ignore list and the action's (domain/ignore.ts) is copied, so a `run` step finds node_modules and its
+ * build caches, but never compared: what a step does there stays in the sandbox.
  */
-const VCS_DIR = '.git';
 
 /**
  * Why a project file can no longer be read as the file Execute copied: it is gone, no longer a plain file, or no
@@ -24,21 +28,26 @@ const VCS_DIR = '.git';
 const UNREADABLE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES', 'EPERM']);
 
 /**
- * What Execute saw of a project: every regular file createSandbox copied, by its POSIX path relative to the
- * project root, with the SHA-256 (lowercase hex) of the bytes copied. Hashes only, not contents: the sandbox holds
- * the bytes until it is changed, and a project can be large. computeChanges diffs the sandbox against this, so a
- * change is only what Execute did, and its before-hash is what Execute started from: Apply then refuses a file
- * the user changed since the copy instead of overwriting it.
+ * What Execute saw of a project: every regular file createSandbox copied and does not ignore, by its POSIX path
+ * relative to the project root, with the SHA-256 (lowercase hex) of the bytes copied. Hashes only, not contents:
+ * the sandbox holds the bytes until it is changed, and a project can be large. computeChanges diffs the sandbox
+ * against this, so a change is only what Execute did, and its before-hash is what Execute started from: Apply then
+ * refuses a file the user changed since the copy instead of overwriting it.
  */
 export type Baseline = ReadonlyMap<string, string>;
 
 /**
- * Copies the project at `root` into `dest` and returns the Baseline of what was copied. Whatever is at `dest` is
- * removed first: an activity retried after a crash mid-copy must end with the same sandbox as a first run, not
- * with leftovers. `dest` is the engine's own directory; it is refused only when removing or filling it would touch
- * the project itself.
+ * Copies the project at `root` into `dest` and returns the Baseline of what was copied, leaving out of it what
+ * `ignore` ignores (computeChanges must be given the same list). Whatever is at `dest` is removed first: an
+ * activity retried after a crash mid-copy must end with the same sandbox as a first run, not with leftovers.
+ * `dest` is the engine's own directory; it is refused only when removing or filling it would touch the project
+ * itself.
  */
-export async function createSandbox(root: string, dest: string): Promise<Baseline> {
+export async function createSandbox(
+  root: string,
+  dest: string,
+  ignore: IgnoreList = ignoreList(),
+): Promise<Baseline> {
   const stat = await fs.stat(root);
   if (!stat.isDirectory()) throw new Error(`The project root ${root} is not a directory`);
   const realRoot = await fs.realpath(root);
@@ -54,20 +63,22 @@ export async function createSandbox(root: string, dest: string): Promise<Baselin
   await removeSandbox(dest);
   await fs.mkdir(dest, { recursive: true });
   const baseline = new Map<string, string>();
-  await copyTree(root, dest, '', baseline);
+  await copyTree(root, dest, '', baseline, ignore);
   return baseline;
 }
 
 /**
  * Directories are created with the default mode rather than the project's: a read-only directory copied as such
  * could be neither filled here nor removed by removeSandbox. Records each copied file in `baseline` under
- * `relative` (its POSIX path from the project root, '' for the root itself).
+ * `relative` (its POSIX path from the project root, '' for the root itself) unless `ignore` leaves it out; null
+ * for `ignore` records nothing (a directory already ignored).
  */
 async function copyTree(
   source: string,
   target: string,
   relative: string,
   baseline: Map<string, string>,
+  ignore: IgnoreList | null,
 ): Promise<void> {
   for (const entry of await fs.readdir(source, { withFileTypes: true })) {
     if (entry.name === VCS_DIR) continue;
@@ -76,10 +87,11 @@ async function copyTree(
     const childRelative = relative === '' ? entry.name : `${relative}/${entry.name}`;
     if (entry.isDirectory()) {
       await fs.mkdir(to);
-      await copyTree(from, to, childRelative, baseline);
+      const ignored = ignore === null || ignore.directory(childRelative);
+      await copyTree(from, to, childRelative, baseline, ignored ? null : ignore);
     } else if (entry.isFile()) {
       const hash = await copyFile(from, to);
-      if (hash !== null) baseline.set(childRelative, hash);
+      if (hash !== null && ignore !== null && !ignore.file(childRelative)) baseline.set(childRelative, hash);
     } else if (entry.isSymbolicLink()) {
       // The link text, never the target: a link out of the project must not bring outside files into the copy.
       await fs.symlink(await fs.readlink(from), to);
@@ -127,11 +139,40 @@ interface BaselineFile {
   hash: string;
 }
 
-/** A file of the sandbox as Execute left it. */
+/** A file of the sandbox as Execute left it, measured (hash and size). */
 interface SandboxFile {
   path: string;
-  content: Uint8Array;
+  absolute: string;
   hash: string;
+  size: number;
+  /** Its bytes as hashed, when they were read in one piece and kept; null: read again when needed. */
+  content: Uint8Array | null;
+}
+
+/** What computeChanges leaves out and how much it may keep. */
+export interface CompareOptions {
+  /** The list createSandbox was given. Default: the engine's own. */
+  ignore?: IgnoreList;
+  /** Counts every project of one changeset against its limits. Default: a fresh tally, the default limits. */
+  tally?: ChangesetTally;
+}
+
+/** A changeset over one of its limits (domain/limits.ts): nothing of it is kept, Execute fails. */
+export class ChangesetTooLargeError extends Error {
+  override name = 'ChangesetTooLargeError';
+
+  constructor(readonly breach: LimitBreach) {
+    super(breach.message);
+  }
+}
+
+/** A change found, before its contents are read. */
+interface Planned {
+  change: Omit<FileChange, 'beforeContent' | 'afterContent'>;
+  /** Where its new content is read from: null for DELETE and MOVE. */
+  source: SandboxFile | null;
+  /** The size of the old content kept for a diff (see keepsOldContent); null: none kept. */
+  keepOld: number | null;
 }
 
 /**
@@ -147,89 +188,143 @@ interface SandboxFile {
  *
  * Only regular files count: symlinks are neither followed nor recorded on either side, so a link cannot make Apply
  * write outside the project. A file deleted and an identical one created elsewhere become a MOVE, so Apply checks
- * the source still holds what Execute saw instead of trusting a fresh copy.
+ * the source still holds what Execute saw instead of trusting a fresh copy. Ignored paths are no change at all:
+ * a file moved into an ignored directory is a DELETE, one moved out of it a CREATE.
+ *
+ * Every file is measured first (hashed, the bytes of an unchanged one dropped) and the changes counted against the
+ * limits before the changeset is made: one over a limit throws ChangesetTooLargeError, having held no more than the
+ * limits allow.
  */
 export async function computeChanges(
   project: string,
   root: string,
   sandbox: string,
   baseline: Baseline,
+  options: CompareOptions = {},
 ): Promise<FileChange[]> {
-  const after = await listFiles(sandbox);
+  const ignore = options.ignore ?? ignoreList();
+  const tally = options.tally ?? new ChangesetTally();
+  const after = await listFiles(sandbox, ignore);
   const realRoot = await fs.realpath(root).catch((error: unknown) => {
     if (UNREADABLE.has(errorCode(error) ?? '')) return null;
     throw error;
   });
-  const changes: FileChange[] = [];
+  const planned: Planned[] = [];
+  const oldSize = async (relative: string): Promise<number | null> => {
+    const size = await projectFileSize(realRoot, relative);
+    return size !== null && keepsOldContent(size, tally.limits) ? size : null;
+  };
+  // The bytes of changed files are kept from the measuring read while they fit in what the changeset may still
+  // hold: a changeset within its limits is read once, and one over them never holds more than the limit.
+  let keptBytes = 0;
+  const keep = (file: SandboxFile): SandboxFile => {
+    if (file.content === null || keptBytes + file.size > tally.bytesLeft) {
+      return { ...file, content: null };
+    }
+    keptBytes += file.size;
+    return file;
+  };
   const created: SandboxFile[] = [];
   for (const [relative, absolute] of after) {
-    const content = await readBytes(absolute);
-    const hash = sha256(content);
+    const measured = await measure(relative, absolute, tally.limits.maxFileBytes);
+    if (measured === null) continue;
     const beforeHash = baseline.get(relative);
+    if (beforeHash === measured.hash) continue;
+    const file = keep(measured);
     if (beforeHash === undefined) {
-      created.push({ path: relative, content, hash });
+      created.push(file);
       continue;
     }
-    if (beforeHash === hash) continue;
-    changes.push({
-      project,
-      operation: 'MODIFY',
-      path: relative,
-      fromPath: null,
-      beforeHash,
-      afterHash: hash,
-      beforeContent: await projectContent(realRoot, relative, beforeHash),
-      afterContent: content,
+    planned.push({
+      change: {
+        project,
+        operation: 'MODIFY',
+        path: relative,
+        fromPath: null,
+        beforeHash,
+        afterHash: file.hash,
+      },
+      source: file,
+      keepOld: await oldSize(relative),
     });
   }
   const deleted: BaselineFile[] = [];
   for (const [relative, hash] of baseline) {
-    if (!after.has(relative)) deleted.push({ path: relative, hash });
+    // A baseline made with another list must not turn what this one ignores into deletions.
+    if (!after.has(relative) && !isIgnored(ignore, relative)) deleted.push({ path: relative, hash });
   }
   const pairing = pairMoves(deleted, created);
   for (const { source, target } of pairing.moved) {
-    changes.push({
-      project,
-      operation: 'MOVE',
-      path: target.path,
-      fromPath: source.path,
-      beforeHash: source.hash,
-      afterHash: target.hash,
-      beforeContent: null,
-      afterContent: null,
+    planned.push({
+      change: {
+        project,
+        operation: 'MOVE',
+        path: target.path,
+        fromPath: source.path,
+        beforeHash: source.hash,
+        afterHash: target.hash,
+      },
+      source: null,
+      keepOld: null,
     });
   }
   for (const entry of pairing.deleted) {
-    changes.push({
-      project,
-      operation: 'DELETE',
-      path: entry.path,
-      fromPath: null,
-      beforeHash: entry.hash,
-      afterHash: null,
-      beforeContent: await projectContent(realRoot, entry.path, entry.hash),
-      afterContent: null,
+    planned.push({
+      change: {
+        project,
+        operation: 'DELETE',
+        path: entry.path,
+        fromPath: null,
+        beforeHash: entry.hash,
+        afterHash: null,
+      },
+      source: null,
+      keepOld: await oldSize(entry.path),
     });
   }
   for (const entry of pairing.created) {
-    changes.push({
-      project,
-      operation: 'CREATE',
-      path: entry.path,
-      fromPath: null,
-      beforeHash: null,
-      afterHash: entry.hash,
-      beforeContent: null,
-      afterContent: entry.content,
+    planned.push({
+      change: {
+        project,
+        operation: 'CREATE',
+        path: entry.path,
+        fromPath: null,
+        beforeHash: null,
+        afterHash: entry.hash,
+      },
+      source: entry,
+      keepOld: null,
     });
   }
-  for (const change of changes) {
+  for (const { change } of planned) {
     for (const p of [change.path, change.fromPath]) {
       const problem = p === null ? undefined : checkRelativePath(p);
       if (problem !== undefined) throw new Error(`Cannot record a change in ${project}: ${problem}`);
     }
   }
-  return sortChanges(changes);
+  const ordered = [...planned].sort((a, b) => byPath(a.change, b.change));
+  const breach = tally.add(
+    ordered.map(({ change, source, keepOld }): SizedChange => ({
+      project,
+      path: change.path,
+      newBytes: source?.size ?? 0,
+      oldBytes: keepOld ?? 0,
+    })),
+  );
+  if (breach !== null) throw new ChangesetTooLargeError(breach);
+
+  const changes: FileChange[] = [];
+  for (const { change, source, keepOld } of ordered) {
+    changes.push({
+      ...change,
+      beforeContent:
+        keepOld === null || change.beforeHash === null
+          ? null
+          : await projectContent(realRoot, change.path, change.beforeHash, keepOld),
+      afterContent: source === null ? null : await sandboxContent(source),
+    });
+  }
+  return changes;
 }
 
 interface Pairing {
@@ -262,16 +357,19 @@ function pairMoves(deleted: readonly BaselineFile[], created: readonly SandboxFi
   return pairing;
 }
 
-/** Regular files under `dir`, keyed by their POSIX path relative to it. */
-async function listFiles(dir: string): Promise<Map<string, string>> {
+/** Regular files under `dir` that `ignore` keeps, keyed by their POSIX path relative to it. */
+async function listFiles(dir: string, ignore: IgnoreList): Promise<Map<string, string>> {
   const files = new Map<string, string>();
   const walk = async (absolute: string, relative: string): Promise<void> => {
     for (const entry of await fs.readdir(absolute, { withFileTypes: true })) {
-      if (entry.name === VCS_DIR) continue;
       const childAbsolute = path.join(absolute, entry.name);
       const childRelative = relative === '' ? entry.name : `${relative}/${entry.name}`;
-      if (entry.isDirectory()) await walk(childAbsolute, childRelative);
-      else if (entry.isFile()) files.set(childRelative, childAbsolute);
+      if (entry.isDirectory()) {
+        // An ignored directory is not even walked: node_modules alone can hold a hundred thousand files.
+        if (!ignore.directory(childRelative)) await walk(childAbsolute, childRelative);
+      } else if (entry.isFile() && !ignore.file(childRelative)) {
+        files.set(childRelative, childAbsolute);
+      }
     }
   };
   await walk(dir, '');
@@ -283,20 +381,61 @@ function plainBytes(buffer: Buffer): Uint8Array {
   return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
 }
 
-async function readBytes(file: string): Promise<Uint8Array> {
-  return plainBytes(await fs.readFile(file));
+/**
+ * The hash and size of a sandbox file, with its bytes when it is no larger than `oneRead` (read in one piece);
+ * a larger one is streamed past, so an unchanged huge file costs no memory. Null when it is no longer a regular
+ * file.
+ */
+async function measure(relative: string, absolute: string, oneRead: number): Promise<SandboxFile | null> {
+  const handle = await fs.open(absolute, READ_NO_FOLLOW);
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) return null;
+    if (stats.size <= oneRead) {
+      const content = plainBytes(await handle.readFile());
+      return { path: relative, absolute, hash: sha256(content), size: content.byteLength, content };
+    }
+    const hash = sha256Stream();
+    let size = 0;
+    for await (const chunk of handle.createReadStream({ autoClose: false })) {
+      hash.update(chunk as Buffer);
+      size += (chunk as Buffer).byteLength;
+    }
+    return { path: relative, absolute, hash: hash.digest('hex'), size, content: null };
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
- * The bytes of the project file at `relative` (under the project's real root, null when that is gone) if they
- * still hash to `expected` (the baseline), else null: the file is gone, no longer a regular file, now reached
- * through a link leading out of the project, unreadable, or holds something other than what Execute copied.
+ * The bytes of a sandbox file measured earlier: those kept from the measuring read, else read again. Read again,
+ * they must still be what was measured: a process a `run` step left behind may still be writing, and a changeset
+ * whose content disagrees with its hash (or its counted size) would be wrong.
  */
-async function projectContent(
+async function sandboxContent(file: SandboxFile): Promise<Uint8Array> {
+  if (file.content !== null) return file.content;
+  const handle = await fs.open(file.absolute, READ_NO_FOLLOW);
+  try {
+    const stats = await handle.stat();
+    const content = stats.isFile() && stats.size === file.size ? plainBytes(await handle.readFile()) : null;
+    if (content === null || sha256(content) !== file.hash) {
+      throw new Error(`${file.path} changed in the sandbox while it was compared with the project`);
+    }
+    return content;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The project file at `relative` (under the project's real root, null when that is gone) opened for reading, with
+ * its size; null when it is gone, no longer a regular file, reached through a link leading out of the project, or
+ * unreadable.
+ */
+async function openProjectFile(
   realRoot: string | null,
   relative: string,
-  expected: string,
-): Promise<Uint8Array | null> {
+): Promise<{ handle: FileHandle; size: number } | null> {
   if (realRoot === null) return null;
   let handle: FileHandle;
   try {
@@ -307,12 +446,42 @@ async function projectContent(
     if (UNREADABLE.has(errorCode(error) ?? '')) return null;
     throw error;
   }
+  const stats = await handle.stat().catch(async (error: unknown) => {
+    await handle.close();
+    throw error;
+  });
+  if (stats.isFile()) return { handle, size: stats.size };
+  await handle.close();
+  return null;
+}
+
+/** The size of the project file at `relative`, or null when openProjectFile finds none. */
+async function projectFileSize(realRoot: string | null, relative: string): Promise<number | null> {
+  const opened = await openProjectFile(realRoot, relative);
+  if (opened === null) return null;
+  await opened.handle.close();
+  return opened.size;
+}
+
+/**
+ * The bytes of the project file at `relative` if they still hash to `expected` (the baseline) and are the `size`
+ * counted against the limits, else null: the file is gone, changed, or holds something other than what Execute
+ * copied.
+ */
+async function projectContent(
+  realRoot: string | null,
+  relative: string,
+  expected: string,
+  size: number,
+): Promise<Uint8Array | null> {
+  const opened = await openProjectFile(realRoot, relative);
+  if (opened === null) return null;
   try {
-    if (!(await handle.stat()).isFile()) return null;
-    const content = plainBytes(await handle.readFile());
+    if (opened.size !== size) return null;
+    const content = plainBytes(await opened.handle.readFile());
     return sha256(content) === expected ? content : null;
   } finally {
-    await handle.close();
+    await opened.handle.close();
   }
 }
 

@@ -4,8 +4,9 @@
  * root), refuse paths that leave it by text (`..`, absolute) or by symbolic link (resolved by sandbox/paths.ts: a
  * literal path is checked component by component, a glob never descends into a linked directory (./files.ts), and
  * `replace` never reads or rewrites through a link), refuse read-only projects, substitute a value into a command
- * only where its shell quoting holds (see domain/shell.ts), and give commands a minimal environment (see
- * ./command.ts): never the worker's secrets.
+ * only where its shell quoting holds (see domain/shell.ts), give commands a minimal environment (see
+ * ./command.ts): never the worker's secrets, and run a `replace` pattern in a thread of its own with a time limit
+ * (./regex.ts), so a pattern that backtracks for hours fails its step instead of stalling the worker.
  */
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -13,8 +14,10 @@ import picomatch from 'picomatch';
 import type { PlanSpec } from '../../domain/plan';
 import type { Step, TemplateValue } from '../../domain/steps';
 import {
+  DEFAULT_REPLACE_TIME_LIMIT_SECONDS,
   DEFAULT_RUN_TIMEOUT_SECONDS,
   describeStep,
+  regexReplacementLiteral,
   renderTemplate,
   shellQuote,
   stepProject,
@@ -28,7 +31,9 @@ import { isErrno, lstatOrNull, READ_NO_FOLLOW, resolveInside } from '../../sandb
 import type { ValidationOutcome } from '../types';
 import type { CommandResult } from './command';
 import { commandEnv, runCommand } from './command';
+import { StepError } from './errors';
 import { globMatcher, listFiles } from './files';
+import { RegexThread } from './regex';
 
 /** What a step may use: templates read the plan, paths resolve in the workspaces, commands stop on the signal. */
 export interface StepEnv {
@@ -37,6 +42,8 @@ export interface StepEnv {
   signal: AbortSignal;
   /** Called while a long command runs, so the activity keeps heartbeating. */
   progress(message: string): void;
+  /** How long one `replace` step's regular expression may run; DEFAULT_REPLACE_TIME_LIMIT_SECONDS if unset. */
+  replaceTimeLimitSeconds?: number;
 }
 
 export interface StepReport {
@@ -47,22 +54,6 @@ export interface StepReport {
   /** Paths relative to the sandbox (POSIX), in the order touched; empty for `run`, whose effects are unknown. */
   filesTouched: string[];
   command: CommandResult | null;
-}
-
-/**
- * A step that cannot be carried out as written: a refused path, a template naming an unknown argument, a failing
- * command. Retrying may help only for commands; cancellation is never a StepError (it is rethrown as is).
- */
-export class StepError extends Error {
-  override name = 'StepError';
-
-  constructor(
-    message: string,
-    /** Longer evidence for the failure (a command's output tail); null when the message says it all. */
-    readonly details: string | null = null,
-  ) {
-    super(message);
-  }
 }
 
 export async function runStep(step: Step, env: StepEnv): Promise<StepReport> {
@@ -232,10 +223,12 @@ async function perform(
     case 'replace': {
       const glob = render(step.files, values, 'the files to replace in');
       checkGlob(glob, `replace in ${glob}`);
-      const replacement = render(step.replacement, values, 'the replacement');
-      let regex: RegExp;
+      // A value (a plan argument) reaches the file as written; only the template's own `$1`, `$&` are expanded.
+      const replacement = render(step.replacement, values, 'the replacement', regexReplacementLiteral);
+      const flags = 'g' + step.flags;
       try {
-        regex = new RegExp(step.pattern, 'g' + step.flags);
+        // Compiled here only to name a syntax error at once; the matching itself runs in a RegexThread.
+        new RegExp(step.pattern, flags);
       } catch (error) {
         throw new StepError(
           `replace /${step.pattern}/: invalid regular expression (${(error as Error).message})`,
@@ -250,22 +243,35 @@ async function perform(
       }
       const touched: string[] = [];
       let matched = 0;
-      for (const file of files) {
-        const absolute = await sandboxPath(sandbox, file.path, `replace in ${file.path}`, NO_LINKS);
-        // O_NOFOLLOW: should the file have become a link since it was listed, neither read nor write follows it.
-        const bytes = await fs.readFile(absolute, { flag: READ_NO_FOLLOW });
-        // A regular expression over a binary file would corrupt it; binaries are never edited as text.
-        if (bytes.includes(0)) continue;
-        const before = bytes.toString('utf8');
-        if (before.search(regex) === -1) continue;
-        matched++;
-        const after = before.replace(regex, replacement);
-        if (after !== before) {
-          await fs.writeFile(absolute, after, {
-            flag: fsConstants.O_WRONLY | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW,
+      let thread: RegexThread | null = null;
+      try {
+        for (const file of files) {
+          const absolute = await sandboxPath(sandbox, file.path, `replace in ${file.path}`, NO_LINKS);
+          // O_NOFOLLOW: should the file have become a link since it was listed, neither read nor write follows it.
+          const bytes = await fs.readFile(absolute, { flag: READ_NO_FOLLOW });
+          // A regular expression over a binary file would corrupt it; binaries are never edited as text.
+          if (bytes.includes(0)) continue;
+          const before = bytes.toString('utf8');
+          thread ??= new RegexThread({
+            what: `replace /${step.pattern}/ in ${glob}`,
+            pattern: step.pattern,
+            flags,
+            replacement,
+            timeLimitSeconds: env.replaceTimeLimitSeconds ?? DEFAULT_REPLACE_TIME_LIMIT_SECONDS,
+            signal: env.signal,
           });
-          touched.push(file.path);
+          const after = await thread.replace(file.path, before);
+          if (after === null) continue;
+          matched++;
+          if (after !== before) {
+            await fs.writeFile(absolute, after, {
+              flag: fsConstants.O_WRONLY | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW,
+            });
+            touched.push(file.path);
+          }
         }
+      } finally {
+        await thread?.close();
       }
       if (matched === 0 && files.length > 0 && step.requireMatch) {
         throw new StepError(

@@ -4,8 +4,16 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Changeset, FileChange } from '../../domain/changeset';
+import { ignoreList } from '../../domain/ignore';
+import { ChangesetTally } from '../../domain/limits';
 import { validateChangeset } from '../../sandbox/apply';
-import { computeChanges, createSandbox, removeSandbox, type Baseline } from '../../sandbox/workspace';
+import {
+  ChangesetTooLargeError,
+  computeChanges,
+  createSandbox,
+  removeSandbox,
+  type Baseline,
+} from '../../sandbox/workspace';
 
 const PROJECT = 'local/demo';
 
@@ -468,5 +476,157 @@ describe('computeChanges', () => {
       ]);
       expect(await validateChangeset(changesetOf(changes))).toEqual([]);
     });
+  });
+});
+
+describe('changeset limits', () => {
+  const MIB = 1024 * 1024;
+
+  /** What computeChanges threw, or a failure when it returned. */
+  async function refusal(...args: Parameters<typeof computeChanges>): Promise<ChangesetTooLargeError> {
+    const outcome = await computeChanges(...args).catch((error: unknown) => error);
+    if (!(outcome instanceof ChangesetTooLargeError))
+      throw new Error(`expected a refusal, got ${String(outcome)}`);
+    return outcome;
+  }
+
+  it('refuses a step that created 2,001 files, naming the count limit and the first file over it', async () => {
+    await write(root, 'README.md', 'hi\n');
+    const baseline = await createSandbox(root, dest);
+    const names = Array.from({ length: 2001 }, (_, i) => `many/f${String(i).padStart(4, '0')}.txt`);
+    await fs.mkdir(path.join(dest, 'many'));
+    await Promise.all(names.map((name) => fs.writeFile(path.join(dest, name), 'x')));
+
+    const refused = await refusal(PROJECT, root, dest, baseline);
+    expect(refused.breach).toMatchObject({ limit: 'files', path: 'many/f2000.txt' });
+    expect(refused.message).toBe(
+      'The changeset is too large: more than 2,000 files changed, the limit for one changeset; ' +
+        'the first over it is many/f2000.txt in local/demo',
+    );
+
+    await fs.rm(path.join(dest, 'many/f2000.txt'));
+    expect(await computeChanges(PROJECT, root, dest, baseline)).toHaveLength(2000);
+  });
+
+  it('refuses a file of 10 MiB and one byte, naming it; one of 10 MiB is kept', async () => {
+    const baseline = await createSandbox(root, dest);
+    await write(dest, 'assets/big.bin', Buffer.alloc(10 * MIB + 1, 7));
+
+    const refused = await refusal(PROJECT, root, dest, baseline);
+    expect(refused.breach).toMatchObject({ limit: 'file-bytes', path: 'assets/big.bin' });
+    expect(refused.message).toBe(
+      'The changeset is too large: assets/big.bin in local/demo is 10,485,761 bytes, over the limit of ' +
+        '10 MiB (10,485,760 bytes) for one file',
+    );
+
+    await fs.truncate(path.join(dest, 'assets/big.bin'), 10 * MIB);
+    const [kept] = await computeChanges(PROJECT, root, dest, baseline);
+    expect(kept?.afterContent?.byteLength).toBe(10 * MIB);
+  });
+
+  it('counts old contents kept for a diff towards the total', async () => {
+    await write(root, 'a.txt', '0123456789');
+    const baseline = await createSandbox(root, dest);
+    await write(dest, 'a.txt', 'abcdefghij');
+    const limits = { maxFiles: 10, maxFileBytes: 10, maxTotalBytes: 15 };
+
+    const refused = await refusal(PROJECT, root, dest, baseline, { tally: new ChangesetTally(limits) });
+    expect(refused.breach).toMatchObject({ limit: 'total-bytes', path: 'a.txt' });
+    const roomy = new ChangesetTally({ ...limits, maxTotalBytes: 20 });
+    expect(await computeChanges(PROJECT, root, dest, baseline, { tally: roomy })).toHaveLength(1);
+  });
+
+  it('never counts a large file the steps left alone, nor refuses deleting or shrinking one', async () => {
+    await write(root, 'same.bin', 'x'.repeat(20));
+    await write(root, 'gone.bin', 'y'.repeat(20));
+    await write(root, 'shrunk.bin', 'z'.repeat(20));
+    const baseline = await createSandbox(root, dest);
+    await fs.rm(path.join(dest, 'gone.bin'));
+    await write(dest, 'shrunk.bin', 'z');
+    const tally = new ChangesetTally({ maxFiles: 10, maxFileBytes: 8, maxTotalBytes: 8 });
+
+    const changes = await computeChanges(PROJECT, root, dest, baseline, { tally });
+    // The old bytes are over the per-file limit: not kept (the diff shows them as unavailable), the hash still is.
+    expect(changes.map((c) => [c.operation, c.path, c.beforeHash, c.beforeContent, c.afterContent])).toEqual([
+      ['DELETE', 'gone.bin', sha('y'.repeat(20)), null, null],
+      ['MODIFY', 'shrunk.bin', sha('z'.repeat(20)), null, bytes('z')],
+    ]);
+  });
+
+  it('counts every project of one changeset with one tally', async () => {
+    const baseline = await createSandbox(root, dest);
+    await write(dest, 'a.txt', 'a');
+    await write(dest, 'b.txt', 'b');
+    const tally = new ChangesetTally({ maxFiles: 3, maxFileBytes: 10, maxTotalBytes: 100 });
+
+    expect(await computeChanges(PROJECT, root, dest, baseline, { tally })).toHaveLength(2);
+    const refused = await refusal('local/other', root, dest, baseline, { tally });
+    expect(refused.breach).toMatchObject({ limit: 'files', project: 'local/other', path: 'b.txt' });
+  });
+});
+
+describe('the ignore list', () => {
+  const ignore = ignoreList(['generated/', '*.log']);
+
+  it('copies ignored paths into the sandbox (bar .git), but never records them in the baseline', async () => {
+    await write(root, 'src/a.ts', 'a\n');
+    await write(root, 'node_modules/dep/index.js', 'dep\n');
+    await write(root, 'packages/app/node_modules/x/y.js', 'y\n');
+    await write(root, 'generated/api.ts', 'api\n');
+    await write(root, 'logs/app.log', 'log\n');
+    await write(root, '.git/HEAD', 'ref\n');
+
+    const baseline = await createSandbox(root, dest, ignore);
+    expect([...baseline.keys()]).toEqual(['src/a.ts']);
+    const copied = (await tree(dest)).filter((entry) => entry.includes(' file '));
+    expect(copied.map((entry) => entry.split(' ')[0])).toEqual([
+      'generated/api.ts',
+      'logs/app.log',
+      'node_modules/dep/index.js',
+      'packages/app/node_modules/x/y.js',
+      'src/a.ts',
+    ]);
+  });
+
+  it('leaves node_modules and the action-ignored globs out of the changeset, whatever the steps did there', async () => {
+    await write(root, 'src/a.ts', 'a\n');
+    await write(root, 'node_modules/dep/index.js', 'dep\n');
+    await write(root, 'packages/app/node_modules/x/y.js', 'y\n');
+    await write(root, 'generated/api.ts', 'api\n');
+    const baseline = await createSandbox(root, dest, ignore);
+
+    await write(dest, 'node_modules/dep/index.js', 'patched\n');
+    await write(dest, 'node_modules/new/index.js', 'new\n');
+    await fs.rm(path.join(dest, 'packages/app/node_modules'), { recursive: true });
+    await write(dest, 'generated/api.ts', 'regenerated\n');
+    await write(dest, 'generated/more/b.ts', 'b\n');
+    await write(dest, 'debug.log', 'noise\n');
+    await write(dest, 'src/deep/trace.log', 'noise\n');
+    await write(dest, 'dist/bundle.js', 'built\n');
+    await write(dest, 'src/b.ts', 'b\n');
+
+    const changes = await computeChanges(PROJECT, root, dest, baseline, { ignore });
+    expect(changes.map((c) => [c.operation, c.path])).toEqual([['CREATE', 'src/b.ts']]);
+  });
+
+  it('records a file moved into an ignored directory as deleted, and one moved out of it as created', async () => {
+    await write(root, 'src/a.ts', 'a\n');
+    await write(root, 'node_modules/dep.js', 'dep\n');
+    const baseline = await createSandbox(root, dest, ignore);
+    await fs.rename(path.join(dest, 'src/a.ts'), path.join(dest, 'node_modules/a.ts'));
+    await fs.rename(path.join(dest, 'node_modules/dep.js'), path.join(dest, 'src/dep.js'));
+
+    const changes = await computeChanges(PROJECT, root, dest, baseline, { ignore });
+    expect(changes.map((c) => [c.operation, c.path])).toEqual([
+      ['DELETE', 'src/a.ts'],
+      ['CREATE', 'src/dep.js'],
+    ]);
+  });
+
+  it('turns no ignored baseline entry into a deletion when the baseline was made without the list', async () => {
+    await write(root, 'generated/api.ts', 'api\n');
+    const baseline = await createSandbox(root, dest);
+    await fs.rm(path.join(dest, 'generated'), { recursive: true });
+    expect(await computeChanges(PROJECT, root, dest, baseline, { ignore })).toEqual([]);
   });
 });

@@ -337,6 +337,27 @@ steps:
     expect(snapshot(path.join(h.projectDir, 'docs'))).toEqual(docsBefore);
   });
 
+  it('fails Execute naming the limit and the first file over it when the steps change too many files, storing nothing', async () => {
+    const name = await addAction(`
+name: local/too-many
+steps:
+  - run: "mkdir many && for i in $(seq 0 2000); do : > many/f$i.txt; done"
+`);
+    resetDemo({ 'a.txt': 'a\n' });
+    await h.withWorker(async () => {
+      const planId = await startPlan(name, 'FULL_AUTOMATION', { profile: 'local/no-retries' });
+      const errored = await h.client.waitForInput(planId);
+      expect(errored).toMatchObject({ phase: 'EXECUTE', state: 'ERRORED', changesetId: null });
+      expect(errored.error?.type).toBe('ExecutionFailed');
+      expect(errored.error?.message).toMatch(
+        /^Execute failed: The changeset is too large: more than 2,000 files changed, the limit for one changeset; the first over it is many\/f\d+\.txt in local\/demo\. Nothing was stored\./,
+      );
+      expect(await h.changesets.latestForPlan(planId)).toBeNull();
+      await h.client.cancel(planId);
+    });
+    expect(snapshot(demo)).toEqual({ 'a.txt': 'a\n' });
+  });
+
   beforeAll(async () => {
     await h.catalog.putProfile({
       name: 'local/no-retries',
@@ -346,6 +367,33 @@ steps:
       maxAutoRetries: 0,
       approvalTimeoutSeconds: null,
     });
+  });
+});
+
+describe("the engine's and the action's ignore lists", () => {
+  it('leave node_modules and the ignored globs out of the changeset, so Apply never writes them', async () => {
+    const name = await addAction(`
+name: local/builds
+execution:
+  ignore: ["generated/", "*.log"]
+steps:
+  - create: node_modules/dep/index.js
+    content: "installed\\n"
+  - create: generated/client.ts
+    content: "generated\\n"
+  - create: logs/run.log
+    content: "noise\\n"
+  - create: src/app.ts
+    content: "authored\\n"
+`);
+    resetDemo({ 'a.txt': 'a\n' });
+    await h.withWorker(async () => {
+      const planId = await startPlan(name, 'FULL_AUTOMATION');
+      await h.env.client.workflow.getHandle(planWorkflowId(planId)).result();
+      const changeset = await h.changesets.latestForPlan(planId);
+      expect(changeset?.changes.map((c) => [c.operation, c.path])).toEqual([['CREATE', 'src/app.ts']]);
+    });
+    expect(snapshot(demo)).toEqual({ 'a.txt': 'a\n', 'src/app.ts': 'authored\n' });
   });
 });
 
