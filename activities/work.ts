@@ -18,7 +18,12 @@ import type { PlanSpec, ProjectLink } from '../domain/plan';
 import type { Workspace } from '../domain/project-link';
 import { describeStep } from '../domain/steps';
 import { applyChangeset, ChangesetRefusedError } from '../sandbox/apply';
-import { ChangesetTooLargeError, computeChanges, createSandbox, removeSandbox } from '../sandbox/workspace';
+import {
+  computeChanges,
+  createSandbox,
+  removeSandbox,
+  UnrecordableChangesetError,
+} from '../sandbox/workspace';
 import type { Baseline } from '../sandbox/workspace';
 import type { ChangesetStore } from '../storage/changesets';
 import type { ContextFileStore } from '../storage/context-files';
@@ -188,14 +193,8 @@ export function createWorkActivities(deps: WorkDependencies) {
               ...(await computeChanges(ws.projectName, ws.root, ws.sandbox, baseline, { ignore, tally })),
             );
           } catch (error) {
-            // The steps did what they were told, but the result is too large to keep: the plan's failure, not the
-            // worker's (a retry would produce the same), and nothing of the changeset is stored.
-            if (!(error instanceof ChangesetTooLargeError)) throw error;
-            return failed(
-              `Execute failed: ${error.message}. Nothing was stored. Have the steps change less, or leave such ` +
-                "files out with the action's `execution.ignore` and start a new plan.",
-              null,
-            );
+            if (!(error instanceof UnrecordableChangesetError)) throw error;
+            return failed(`Execute failed: ${error.message}. Nothing was stored. ${error.hint}`, null);
           }
         }
         const changesetId = await changesets.save({

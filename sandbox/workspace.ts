@@ -157,12 +157,30 @@ export interface CompareOptions {
   tally?: ChangesetTally;
 }
 
-/** A changeset over one of its limits (domain/limits.ts): nothing of it is kept, Execute fails. */
-export class ChangesetTooLargeError extends Error {
+/**
+ * The steps did what they were told, but their result cannot become a changeset: the plan's failure, not the
+ * worker's (a retry would find the same), and nothing of it is kept. `hint` says what a person can do about it.
+ */
+export class UnrecordableChangesetError extends Error {
+  override name = 'UnrecordableChangesetError';
+
+  constructor(
+    message: string,
+    readonly hint: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A changeset over one of its limits (domain/limits.ts). */
+export class ChangesetTooLargeError extends UnrecordableChangesetError {
   override name = 'ChangesetTooLargeError';
 
   constructor(readonly breach: LimitBreach) {
-    super(breach.message);
+    super(
+      breach.message,
+      "Have the steps change less, or leave such files out with the action's `execution.ignore` and start a new plan.",
+    );
   }
 }
 
@@ -299,7 +317,13 @@ export async function computeChanges(
   for (const { change } of planned) {
     for (const p of [change.path, change.fromPath]) {
       const problem = p === null ? undefined : checkRelativePath(p);
-      if (problem !== undefined) throw new Error(`Cannot record a change in ${project}: ${problem}`);
+      if (problem !== undefined) {
+        // A path Apply would refuse (a `.GIT` directory a step made, say): refused here, where it is made.
+        throw new UnrecordableChangesetError(
+          `cannot record a change in ${project}: ${problem}`,
+          'Change the steps so they leave such paths alone, and start a new plan.',
+        );
+      }
     }
   }
   const ordered = [...planned].sort((a, b) => byPath(a.change, b.change));

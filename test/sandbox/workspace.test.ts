@@ -9,6 +9,7 @@ import { ChangesetTally } from '../../domain/limits';
 import { validateChangeset } from '../../sandbox/apply';
 import {
   ChangesetTooLargeError,
+  UnrecordableChangesetError,
   computeChanges,
   createSandbox,
   removeSandbox,
@@ -335,6 +336,15 @@ describe('computeChanges', () => {
     await write(dest, 'pkg/.git/config', '[core]\n');
 
     expect(await computeChanges(PROJECT, root, dest, baseline)).toEqual([]);
+  });
+
+  it("refuses, as the plan's failure, a file a step put under another spelling of .git", async () => {
+    const baseline = await sandboxOf({ 'real.txt': 'real\n' });
+    // `.GIT` is `.git` on a case-insensitive filesystem: Apply would write a git hook there.
+    await write(dest, '.GIT/hooks/pre-commit', '#!/bin/sh\nexit 0\n');
+    const outcome = await computeChanges(PROJECT, root, dest, baseline).catch((error: unknown) => error);
+    expect(outcome).toBeInstanceOf(UnrecordableChangesetError);
+    expect((outcome as Error).message).toMatch(/^cannot record a change in local\/demo: .*\.GIT/);
   });
 
   it('keeps binary content byte for byte', async () => {
