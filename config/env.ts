@@ -21,7 +21,10 @@ export const sharedEnvFields = {
     .startsWith('file:', 'must be a file: URL of the SQLite database (the PostgreSQL adapter is future work)')
     .optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
-  /** Where Execute copies projects to work on them (relative: from the repository root); default .data/sandboxes. */
+  /**
+   * Where Execute copies projects to work on them (relative: from the repository root); default
+   * `$XDG_CACHE_HOME/cleveragents/sandboxes` (config/paths.ts).
+   */
   SANDBOX_DIR: z.string().min(1).optional(),
 };
 

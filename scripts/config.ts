@@ -77,7 +77,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StartConfig {
     databaseUrl: data.DATABASE_URL,
     temporalCli: data.TEMPORAL_CLI,
     logLevel: data.LOG_LEVEL,
-    sandboxDir: resolveSandboxDir(data.SANDBOX_DIR),
+    sandboxDir: resolveSandboxDir(data.SANDBOX_DIR, env),
     model,
   };
 }

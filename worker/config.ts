@@ -51,7 +51,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     taskQueue: parsed.data.TEMPORAL_TASK_QUEUE,
     databaseUrl: parsed.data.DATABASE_URL,
     logLevel: parsed.data.LOG_LEVEL,
-    sandboxDir: resolveSandboxDir(parsed.data.SANDBOX_DIR),
+    sandboxDir: resolveSandboxDir(parsed.data.SANDBOX_DIR, env),
     model,
   };
 }
