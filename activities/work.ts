@@ -16,6 +16,7 @@ import type { PlanSpec, ProjectLink } from '../domain/plan';
 import type { Workspace } from '../domain/project-link';
 import { describeStep } from '../domain/steps';
 import { applyChangeset, ChangesetRefusedError } from '../sandbox/apply';
+import type { Isolation } from '../sandbox/isolation';
 import { computeChanges, createSandbox, removeSandbox } from '../sandbox/workspace';
 import type { Baseline } from '../sandbox/workspace';
 import type { ChangesetStore } from '../storage/changesets';
@@ -40,6 +41,8 @@ export interface WorkDependencies {
   actors: ActorRegistry;
   /** Where Execute makes its sandbox copies (one directory per plan and run). */
   sandboxDir: string;
+  /** How the worker runs the plans' commands, found at its start (sandbox/isolation.ts). */
+  isolation: Isolation;
 }
 
 /**
@@ -89,6 +92,7 @@ export function createWorkActivities(deps: WorkDependencies) {
       workspaces,
       report,
       signal,
+      isolation: deps.isolation,
     });
 
   return {

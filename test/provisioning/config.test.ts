@@ -16,6 +16,8 @@ describe('loadConfig', () => {
       temporalCli: undefined,
       logLevel: 'info',
       sandboxDir: path.join(os.homedir(), '.cache', 'cleveragents', 'sandboxes'),
+      sandboxIsolation: 'bwrap',
+      sandboxCpuSeconds: 600,
       model: null,
     });
   });

@@ -14,6 +14,8 @@ describe('worker and client configuration', () => {
       databaseUrl: undefined,
       logLevel: 'info',
       sandboxDir: path.join(os.homedir(), '.cache', 'cleveragents', 'sandboxes'),
+      sandboxIsolation: 'bwrap',
+      sandboxCpuSeconds: 600,
       model: null,
     });
     expect(loadClientConfig({})).toEqual({
@@ -42,6 +44,17 @@ describe('worker and client configuration', () => {
     expect(loadWorkerConfig({ XDG_CACHE_HOME: 'cache', HOME: '/home/me' }).sandboxDir).toBe(
       '/home/me/.cache/cleveragents/sandboxes',
     );
+  });
+
+  it('isolates commands unless SANDBOX_ISOLATION=none says otherwise, and knows no third way', () => {
+    expect(loadWorkerConfig({ SANDBOX_ISOLATION: 'none', SANDBOX_CPU_SECONDS: '30' })).toMatchObject({
+      sandboxIsolation: 'none',
+      sandboxCpuSeconds: 30,
+    });
+    expect(() => loadWorkerConfig({ SANDBOX_ISOLATION: 'off' })).toThrow(
+      /SANDBOX_ISOLATION: .*"bwrap".*"none".*\(got "off"\)/,
+    );
+    expect(() => loadWorkerConfig({ SANDBOX_CPU_SECONDS: '0' })).toThrow(/SANDBOX_CPU_SECONDS/);
   });
 
   it('refuses a model endpoint without a model name', () => {
