@@ -90,6 +90,8 @@ async function hiddenInEtc(dir = '/etc'): Promise<string[]> {
     entries = await fs.readdir(dir, { withFileTypes: true });
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return [];
+    // What the worker itself cannot list, it cannot vouch for: hidden whole.
+    if (errorCode(error) === 'EACCES' && dir !== '/etc') return ['--tmpfs', dir, '--remount-ro', dir];
     throw error;
   }
   for (const entry of entries) {
