@@ -10,7 +10,7 @@ export async function processesWith(marker: string): Promise<number[]> {
   for (const entry of await fs.readdir('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     const cmdline = await fs.readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (!cmdline.split('\0').includes(marker) && !cmdline.includes(marker)) continue;
+    if (!cmdline.includes(marker)) continue;
     const stat = await fs.readFile(`/proc/${entry}/stat`, 'utf8').catch(() => null);
     if (stat !== null && !/\) Z /.test(stat)) found.push(Number(entry));
   }
