@@ -4,12 +4,13 @@ import { WORKFLOW_ACTOR } from '../domain/plan';
 import type { PlanSpec } from '../domain/plan';
 import type { Workspace } from '../domain/project-link';
 import type { ActorCall, ContextFile } from '../actors/types';
+import type { Isolation } from '../sandbox/isolation';
 import type { ContextFileStore } from '../storage/context-files';
 
 /**
  * What every actor is handed: the plan, its workspaces, the context files a person added (read now, so a file
  * added while the plan waited counts), a DecisionLog numbering decisions from where the workflow said, and the
- * activity's progress reporter and cancellation signal.
+ * activity's progress reporter and cancellation signal, and how the worker runs commands.
  */
 export async function actorCall(
   contextFiles: ContextFileStore,
@@ -20,6 +21,7 @@ export async function actorCall(
     workspaces: Workspace[];
     report: (message: string) => void;
     signal: AbortSignal;
+    isolation: Isolation;
   },
 ): Promise<ActorCall> {
   const files: ContextFile[] = (await contextFiles.read(options.spec.planId)).map((f) => ({
@@ -40,5 +42,6 @@ export async function actorCall(
     }),
     signal: options.signal,
     progress: options.report,
+    isolation: options.isolation,
   };
 }

@@ -3,6 +3,7 @@
  * mapping (activities/failures.ts), so none can throw an error the workflow's retry policies misjudge.
  */
 import type { ActorRegistry } from '../actors/registry';
+import type { Isolation } from '../sandbox/isolation';
 import type { Stores } from '../storage';
 import type { RunPhaseInput, RunPhaseResult } from './contracts';
 import { guardActivities } from './failures';
@@ -15,6 +16,8 @@ export interface ActivityDependencies extends Stores {
   actors: ActorRegistry;
   /** Where Execute makes its sandbox copies (one directory per plan and run). */
   sandboxDir: string;
+  /** How the plans' commands run on this worker: detectIsolation's answer at its start. */
+  isolation: Isolation;
 }
 
 export function createActivities(deps: ActivityDependencies) {

@@ -14,6 +14,7 @@ import { enforcedInvariants } from '../domain/invariant';
 import { describeRule } from '../domain/invariant-rule';
 import type { PlanInvariant } from '../domain/plan';
 import type { Workspace } from '../domain/project-link';
+import type { Isolation } from '../sandbox/isolation';
 import type { ChangesetStore } from '../storage/changesets';
 import type { ContextFileStore } from '../storage/context-files';
 import type { InvariantStore } from '../storage/invariants';
@@ -26,6 +27,8 @@ export interface InvariantCheckDependencies {
   changesets: ChangesetStore;
   contextFiles: ContextFileStore;
   actors: ActorRegistry;
+  /** How the worker runs commands (a rule's `command`), found at its start. */
+  isolation: Isolation;
 }
 
 /** A sandbox still there (Apply removes them), or null: a command rule can only run where one exists. */
@@ -66,6 +69,7 @@ export function createInvariantActivities(deps: InvariantCheckDependencies) {
           workspaces,
           report,
           signal,
+          isolation: deps.isolation,
         });
         const verdicts = new Map<PlanInvariant, InvariantVerdict>();
         for (const invariant of effective) {
@@ -80,6 +84,7 @@ export function createInvariantActivities(deps: InvariantCheckDependencies) {
             plan: spec,
             signal,
             progress: report,
+            isolation: deps.isolation,
           });
           verdicts.set(invariant, { invariant, ...verdict });
         }

@@ -18,6 +18,7 @@ import type { PlanSpec, ProjectLink } from '../domain/plan';
 import type { Workspace } from '../domain/project-link';
 import { describeStep } from '../domain/steps';
 import { applyChangeset, ChangesetRefusedError } from '../sandbox/apply';
+import type { Isolation } from '../sandbox/isolation';
 import {
   computeChanges,
   createSandbox,
@@ -47,6 +48,8 @@ export interface WorkDependencies {
   actors: ActorRegistry;
   /** Where Execute makes its sandbox copies (one directory per plan and run). */
   sandboxDir: string;
+  /** How the worker runs the plans' commands, found at its start (sandbox/isolation.ts). */
+  isolation: Isolation;
 }
 
 /**
@@ -96,6 +99,7 @@ export function createWorkActivities(deps: WorkDependencies) {
       workspaces,
       report,
       signal,
+      isolation: deps.isolation,
     });
 
   return {

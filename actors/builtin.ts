@@ -98,6 +98,7 @@ const builtinExecution: ExecutionActor = {
       workspaces,
       signal: call.signal,
       progress: (message) => call.progress(message),
+      isolation: call.isolation,
     };
 
     const implementation = log.record({
@@ -149,7 +150,7 @@ const builtinExecution: ExecutionActor = {
         } catch (error) {
           if (call.signal.aborted) throw call.signal.reason;
           if (!(error instanceof StepError)) throw error;
-          const last = attempt >= maxAttempts;
+          const last = attempt >= maxAttempts || !error.retryable;
           parent = log.record({
             type: 'error_recovery',
             question: `Step ${n} failed: what now?`,
@@ -218,7 +219,14 @@ async function validate(
   let parent = implementation;
   for (let attempt = 1; ; attempt++) {
     call.progress(`validation: ${command}` + (attempt > 1 ? ` (attempt ${attempt} of ${maxAttempts})` : ''));
-    const outcome = await runValidation(command, env);
+    let outcome: ValidationOutcome;
+    try {
+      outcome = await runValidation(command, env);
+    } catch (error) {
+      if (call.signal.aborted) throw call.signal.reason;
+      if (!(error instanceof StepError)) throw error;
+      return validationNotRun(call, error, parent, attempt);
+    }
     const verdict = log.record({
       type: 'validation_response',
       question: 'Did validation pass?',
@@ -265,6 +273,34 @@ async function validate(
       };
     }
   }
+}
+
+/**
+ * A validation command that could not be run at all (refused for want of isolation, no shell): nothing was
+ * validated, so the plan stops, with the reason.
+ */
+function validationNotRun(
+  call: ActorCall,
+  error: StepError,
+  parent: number,
+  attempt: number,
+): ExecutionOutcome {
+  const message = `Validation could not run: ${error.message}`;
+  call.log.record({
+    type: 'error_recovery',
+    question: 'Validation could not run: what now?',
+    chosenOption: STOP,
+    alternatives: ['Retry validation', 'Accept the changes without validation'],
+    confidence: 1,
+    rationale: message,
+    parentSeq: parent,
+    context: { content: { error: message, details: error.details, step: null, attempt } },
+  });
+  return {
+    ok: false,
+    error: { message, step: null, attempts: attempt, details: error.details },
+    validation: null,
+  };
 }
 
 function exitText(outcome: ValidationOutcome): string {

@@ -10,6 +10,7 @@
 import picomatch from 'picomatch';
 import type { InvariantRule } from '../domain/invariant-rule';
 import type { PlanSpec } from '../domain/plan';
+import type { Isolation } from '../sandbox/isolation';
 import { runValidation, StepError } from './steps';
 import type { Workspace } from '../domain/project-link';
 import type { ChangeSummary, ValidationOutcome } from './types';
@@ -23,6 +24,8 @@ export interface RuleCheckInput {
   plan: PlanSpec;
   signal: AbortSignal;
   progress(message: string): void;
+  /** How the command runs, as every command of the plan (sandbox/isolation.ts). */
+  isolation: Isolation;
 }
 
 export interface RuleVerdict {
@@ -190,10 +193,12 @@ async function checkCommand(command: string, input: RuleCheckInput): Promise<Key
         workspaces: [workspace],
         signal: input.signal,
         progress: input.progress,
+        isolation: input.isolation,
       });
     } catch (error) {
       if (input.signal.aborted) throw input.signal.reason;
-      // A sandbox that vanished or a shell that cannot start leaves the rule unproven, and Apply must not proceed.
+      // A sandbox that vanished, a shell that cannot start or a worker that cannot isolate commands leaves the rule
+      // unproven, and Apply must not proceed.
       if (error instanceof StepError) {
         failures.push(`\`${command}\` could not run in ${workspace.projectName}: ${error.message}`);
         continue;

@@ -12,6 +12,7 @@ import type { WorkPhase } from '../domain/lifecycle';
 import type { PlanInvariant, PlanSpec } from '../domain/plan';
 import type { Workspace } from '../domain/project-link';
 import type { ActionDefinition, Strategy } from '../domain/steps';
+import type { Isolation } from '../sandbox/isolation';
 
 export const ACTOR_ROLES = ['strategy', 'execution', 'estimation', 'invariant'] as const;
 export type ActorRole = (typeof ACTOR_ROLES)[number];
@@ -39,6 +40,8 @@ export interface ActorCall {
   signal: AbortSignal;
   /** Reports what the actor is doing now; shown by `agents plan watch` and the Web UI (activity heartbeat). */
   progress(message: string): void;
+  /** How this worker runs the plan's commands (sandbox/isolation.ts); the step runner refuses them when unavailable. */
+  isolation: Isolation;
 }
 
 export interface StrategyActor {

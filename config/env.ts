@@ -8,6 +8,10 @@ import { TASK_QUEUE } from '../domain/ids';
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** How a plan's commands run: in a bubblewrap box, or (only when asked for by name) unisolated. */
+export const SANDBOX_ISOLATION_MODES = ['bwrap', 'none'] as const;
+export type SandboxIsolationMode = (typeof SANDBOX_ISOLATION_MODES)[number];
+
 export const sharedEnvFields = {
   TEMPORAL_ADDRESS: z
     .string()
@@ -21,8 +25,18 @@ export const sharedEnvFields = {
     .startsWith('file:', 'must be a file: URL of the SQLite database (the PostgreSQL adapter is future work)')
     .optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
-  /** Where Execute copies projects to work on them (relative: from the repository root); default .data/sandboxes. */
+  /**
+   * Where Execute copies projects to work on them (relative: from the repository root); default
+   * `$XDG_CACHE_HOME/cleveragents/sandboxes` (config/paths.ts).
+   */
   SANDBOX_DIR: z.string().min(1).optional(),
+  /**
+   * `bwrap` (default): every command a plan runs is boxed (sandbox/isolation.ts), and refused where bubblewrap does
+   * not work. `none` runs them unisolated, as the worker's user: only on purpose, never as a fallback.
+   */
+  SANDBOX_ISOLATION: z.enum(SANDBOX_ISOLATION_MODES).default('bwrap'),
+  /** CPU seconds each process of a boxed command may use, on top of the step's wall-clock timeout. */
+  SANDBOX_CPU_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
 };
 
 /** `FOO=` in a .env file means "not set", not "set to nothing". */

@@ -63,7 +63,7 @@ export async function createSandbox(
   await removeSandbox(dest);
   await fs.mkdir(dest, { recursive: true });
   const baseline = new Map<string, string>();
-  await copyTree(root, dest, '', baseline, ignore);
+  await copyTree(root, dest, '', baseline, ignore, realRoot);
   return baseline;
 }
 
@@ -71,7 +71,8 @@ export async function createSandbox(
  * Directories are created with the default mode rather than the project's: a read-only directory copied as such
  * could be neither filled here nor removed by removeSandbox. Records each copied file in `baseline` under
  * `relative` (its POSIX path from the project root, '' for the root itself) unless `ignore` leaves it out; null
- * for `ignore` records nothing (a directory already ignored).
+ * for `ignore` records nothing (a directory already ignored). Only real directories are descended into, so
+ * `source` is `realRoot` joined with `relative`.
  */
 async function copyTree(
   source: string,
@@ -79,6 +80,7 @@ async function copyTree(
   relative: string,
   baseline: Map<string, string>,
   ignore: IgnoreList | null,
+  realRoot: string,
 ): Promise<void> {
   for (const entry of await fs.readdir(source, { withFileTypes: true })) {
     if (entry.name === VCS_DIR) continue;
@@ -88,16 +90,41 @@ async function copyTree(
     if (entry.isDirectory()) {
       await fs.mkdir(to);
       const ignored = ignore === null || ignore.directory(childRelative);
-      await copyTree(from, to, childRelative, baseline, ignored ? null : ignore);
+      await copyTree(from, to, childRelative, baseline, ignored ? null : ignore, realRoot);
     } else if (entry.isFile()) {
       const hash = await copyFile(from, to);
       if (hash !== null && ignore !== null && !ignore.file(childRelative)) baseline.set(childRelative, hash);
     } else if (entry.isSymbolicLink()) {
-      // The link text, never the target: a link out of the project must not bring outside files into the copy.
-      await fs.symlink(await fs.readlink(from), to);
+      // Never the target's content: a link out of the project must not bring outside files into the copy.
+      const text = await sandboxLinkText(from, path.join(realRoot, relative), realRoot);
+      if (text !== null) await fs.symlink(text, to);
     }
     // Sockets, FIFOs and devices are live objects, not content: there is nothing to copy.
   }
+}
+
+/** Why a link's target cannot be resolved: it leads nowhere, loops, or passes a directory that cannot be read. */
+const UNRESOLVABLE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES']);
+
+/**
+ * What the project's link `link` (in the real directory `realDir`) becomes in the sandbox, so that it leads to the
+ * sandbox's copy of what it led to in the project, and never out: the project itself must not change before Apply,
+ * and a command following a link to an absolute path inside the project would write the project. A link leading
+ * inside the project (resolved as the kernel would, through every link on the way) is kept as written when its
+ * text is relative, and becomes the relative link to the same place when it is absolute. A link leading outside
+ * the project is left out of the copy (null). A link that resolves nowhere is judged by its text alone.
+ */
+async function sandboxLinkText(link: string, realDir: string, realRoot: string): Promise<string | null> {
+  const text = await fs.readlink(link);
+  let target: string;
+  try {
+    target = await fs.realpath(link);
+  } catch (error) {
+    if (!UNRESOLVABLE.has(errorCode(error) ?? '')) throw error;
+    target = path.resolve(realDir, text);
+  }
+  if (!isInside(realRoot, target)) return null;
+  return path.isAbsolute(text) ? path.relative(realDir, target) || '.' : text;
 }
 
 /**

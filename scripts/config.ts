@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
+import type { SandboxIsolationMode } from '../config/env';
 import { loadModelConfig } from '../actors/model/config';
 import type { ModelConfig } from '../actors/model/config';
 import { DATA_DIR, REPO_ROOT, resolveSandboxDir } from '../config/paths';
@@ -37,6 +38,8 @@ export interface StartConfig {
   taskQueue: string;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   sandboxDir: string;
+  sandboxIsolation: SandboxIsolationMode;
+  sandboxCpuSeconds: number;
   /** The model-backed actor's endpoint, or null (the engine runs fully without it). */
   model: ModelConfig | null;
 }
@@ -77,7 +80,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StartConfig {
     databaseUrl: data.DATABASE_URL,
     temporalCli: data.TEMPORAL_CLI,
     logLevel: data.LOG_LEVEL,
-    sandboxDir: resolveSandboxDir(data.SANDBOX_DIR),
+    sandboxDir: resolveSandboxDir(data.SANDBOX_DIR, env),
+    sandboxIsolation: data.SANDBOX_ISOLATION,
+    sandboxCpuSeconds: data.SANDBOX_CPU_SECONDS,
     model,
   };
 }

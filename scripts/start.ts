@@ -11,6 +11,7 @@ import { runWorker } from '../worker/main';
 import { ConfigError, loadConfig, REPO_ROOT } from './config';
 import { startDevServer } from './dev-server';
 import type { DevServer } from './dev-server';
+import { checkIsolation } from './isolation-check';
 import { ensureTemporalCli } from './temporal-cli';
 
 /** Ctrl-C arrives from the terminal and again relayed by npm and bootstrap.js: closer than this is one press. */
@@ -112,6 +113,13 @@ async function main(): Promise<void> {
     throw err;
   }
 
+  const { isolation, advice } = await checkIsolation({
+    mode: config.sandboxIsolation,
+    cpuSeconds: config.sandboxCpuSeconds,
+  });
+  // The engine still starts: plans without commands work, and the worker refuses the others with this reason.
+  for (const line of advice) say(line);
+
   const cliPath = await ensureTemporalCli({ log: say });
   say(`Temporal CLI: ${cliPath}`);
   await ensurePrismaClientGenerated();
@@ -151,6 +159,9 @@ async function main(): Promise<void> {
       databaseUrl: config.databaseUrl,
       logLevel: config.logLevel,
       sandboxDir: config.sandboxDir,
+      sandboxIsolation: config.sandboxIsolation,
+      sandboxCpuSeconds: config.sandboxCpuSeconds,
+      isolation,
       model: config.model,
     });
   } catch (err) {

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { engineCacheDir } from '../config/paths';
 
 const execFileAsync = promisify(execFile);
 
@@ -29,10 +30,7 @@ const defaultLog = (line: string): void => {
 
 /** Root of this project's machine-wide cache: outside the clone, so fresh clones and `git clean` keep it. */
 export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_CACHE_HOME;
-  // The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
-  const base = xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache');
-  return path.join(base, 'cleveragents', 'temporal-cli');
+  return path.join(engineCacheDir(env), 'temporal-cli');
 }
 
 /** Directory holding the CLI built (or placed) for {@link TEMPORAL_CLI_VERSION}. */

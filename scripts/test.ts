@@ -7,7 +7,9 @@ import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { ensurePrismaClientGenerated } from '../storage/migrate';
+import { sharedEnvFields } from '../config/env';
 import { REPO_ROOT } from './config';
+import { checkIsolation } from './isolation-check';
 import { ensureTemporalCli } from './temporal-cli';
 
 let jestProcess: ChildProcess | undefined;
@@ -22,6 +24,22 @@ process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
 async function main(): Promise<number> {
+  // Tests run plans' commands in the box, as a worker does: without it they would fail one by one, each with the
+  // refusal. SANDBOX_ISOLATION=none runs them unisolated (and skips the tests of the box itself).
+  const mode = sharedEnvFields.SANDBOX_ISOLATION.safeParse(process.env.SANDBOX_ISOLATION || undefined);
+  if (!mode.success) {
+    console.error(
+      `SANDBOX_ISOLATION must be bwrap or none (got ${JSON.stringify(process.env.SANDBOX_ISOLATION)})`,
+    );
+    return 2;
+  }
+  const { isolation, advice } = await checkIsolation({ mode: mode.data, cpuSeconds: 60 });
+  for (const line of advice) console.error(`[test] ${line}`);
+  if (isolation.mode === 'unavailable') {
+    console.error('[test] npm test needs bubblewrap (or SANDBOX_ISOLATION=none): stopping before jest.');
+    return 1;
+  }
+
   const cliPath = await ensureTemporalCli();
   await ensurePrismaClientGenerated();
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
-import type { LogLevel } from '../config/env';
+import type { LogLevel, SandboxIsolationMode } from '../config/env';
 import { loadModelConfig } from '../actors/model/config';
 import type { ModelConfig } from '../actors/model/config';
 import { resolveSandboxDir } from '../config/paths';
@@ -12,6 +12,8 @@ const workerEnvSchema = z.object({
   DATABASE_URL: sharedEnvFields.DATABASE_URL,
   LOG_LEVEL: sharedEnvFields.LOG_LEVEL,
   SANDBOX_DIR: sharedEnvFields.SANDBOX_DIR,
+  SANDBOX_ISOLATION: sharedEnvFields.SANDBOX_ISOLATION,
+  SANDBOX_CPU_SECONDS: sharedEnvFields.SANDBOX_CPU_SECONDS,
 });
 
 export interface WorkerConfig {
@@ -23,6 +25,10 @@ export interface WorkerConfig {
   logLevel: LogLevel;
   /** Absolute directory for Execute's sandboxes. */
   sandboxDir: string;
+  /** How plans' commands run: `bwrap` (boxed, refused where bwrap does not work) or `none` (unisolated). */
+  sandboxIsolation: SandboxIsolationMode;
+  /** CPU seconds per process of a boxed command. */
+  sandboxCpuSeconds: number;
   /** The model-backed actor's endpoint; null when CLEVERAGENTS_MODEL_BASE_URL is not set. */
   model: ModelConfig | null;
 }
@@ -51,7 +57,9 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     taskQueue: parsed.data.TEMPORAL_TASK_QUEUE,
     databaseUrl: parsed.data.DATABASE_URL,
     logLevel: parsed.data.LOG_LEVEL,
-    sandboxDir: resolveSandboxDir(parsed.data.SANDBOX_DIR),
+    sandboxDir: resolveSandboxDir(parsed.data.SANDBOX_DIR, env),
+    sandboxIsolation: parsed.data.SANDBOX_ISOLATION,
+    sandboxCpuSeconds: parsed.data.SANDBOX_CPU_SECONDS,
     model,
   };
 }

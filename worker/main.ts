@@ -1,6 +1,8 @@
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { createActorRegistry } from '../actors';
 import { TASK_QUEUE } from '../domain/ids';
+import { describeIsolation, detectIsolation } from '../sandbox/isolation';
+import type { Isolation } from '../sandbox/isolation';
 import { createStores } from '../storage';
 import { disconnectSharedPrismaClients, resolveDatabaseUrl, sharedPrismaClient } from '../storage/prisma';
 import { loadWorkerConfig } from './config';
@@ -12,13 +14,32 @@ import { createPlanWorker } from './worker';
  * after which this resolves and the database and connection are closed in order.
  */
 export async function runWorker(
-  config: Pick<WorkerConfig, 'temporalAddress' | 'namespace' | 'databaseUrl' | 'sandboxDir' | 'model'> &
-    Partial<Pick<WorkerConfig, 'taskQueue' | 'logLevel'>>,
+  config: Pick<
+    WorkerConfig,
+    | 'temporalAddress'
+    | 'namespace'
+    | 'databaseUrl'
+    | 'sandboxDir'
+    | 'sandboxIsolation'
+    | 'sandboxCpuSeconds'
+    | 'model'
+  > &
+    Partial<Pick<WorkerConfig, 'taskQueue' | 'logLevel'>> & {
+      /** Found already by the caller (`npm start` checks first); otherwise detected here. */
+      isolation?: Isolation;
+    },
 ): Promise<void> {
   if (config.logLevel !== undefined) {
     // Must precede the first connection: the runtime is created once per process.
     Runtime.install({ logger: new DefaultLogger(toSdkLevel(config.logLevel)) });
   }
+  // Once, before polling: a worker that cannot box commands says so now, not at a plan's first `run` step.
+  const isolation =
+    config.isolation ??
+    (await detectIsolation({ mode: config.sandboxIsolation, cpuSeconds: config.sandboxCpuSeconds }));
+  const isolationLine = `worker: ${describeIsolation(isolation)}`;
+  if (isolation.mode === 'bwrap') console.log(isolationLine);
+  else console.warn(isolationLine);
   const prisma = sharedPrismaClient(resolveDatabaseUrl(config.databaseUrl));
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   try {
@@ -31,6 +52,7 @@ export async function runWorker(
       ...createStores(prisma),
       actors,
       sandboxDir: config.sandboxDir,
+      isolation,
     });
     console.log(
       `worker: polling task queue ${taskQueue} on ${config.temporalAddress} (namespace ${config.namespace})`,

@@ -1,12 +1,15 @@
 /**
- * Running a shell command for a plan (a `run` step, a validation command, an invariant rule's command): what it
- * sees of the worker, and that nothing it starts outlives it. The command may be a model's proposal, so it is
- * treated as untrusted whatever the caller checked about its text.
+ * Running a shell command for a plan (a `run` step, a validation command, an invariant rule's command): in the box
+ * of sandbox/isolation.ts, with the plan's variables, and so that nothing it starts outlives it. The command may be
+ * a model's proposal, so it is treated as untrusted whatever the caller checked about its text.
  */
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { PlanSpec } from '../../domain/plan';
 import { argumentVariableName } from '../../domain/shell';
+import type { Isolation } from '../../sandbox/isolation';
+import { commandSpawn } from '../../sandbox/isolation';
 
 export interface CommandResult {
   /** The command as it ran, after template substitution. */
@@ -19,10 +22,15 @@ export interface CommandResult {
 }
 
 export interface CommandOptions {
-  cwd: string;
+  /** The sandbox's real path: where the command runs and, boxed, the only place it can write. */
+  sandbox: string;
   timeoutSeconds: number;
-  /** The whole environment of the command; see commandEnv. */
-  env: NodeJS.ProcessEnv;
+  /** How commands run on this worker (found at its start). */
+  isolation: Isolation;
+  /** The plan's `execution.network`. */
+  network: boolean;
+  /** The plan's variables; see commandVariables. */
+  variables: Readonly<Record<string, string>>;
   /** Kills the command when aborted. */
   signal: AbortSignal;
   /** Called while the command runs, so the activity keeps heartbeating. */
@@ -33,21 +41,17 @@ export interface CommandOptions {
 export const OUTPUT_TAIL_CHARS = 4000;
 const PROGRESS_INTERVAL_MS = 5000;
 
-/** The worker's variables a command still sees: what tools need to run, nothing the worker holds (keys, URLs). */
-const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'TERM', 'CI'] as const;
-
 /**
- * A command's whole environment: a few of the worker's variables (INHERITED_ENV, those set), the plan id, and the
- * plan's arguments, so a script can read them without any quoting at all. Never the rest of process.env: a command
- * may be a model's proposal, and the worker's environment holds secrets (the model API key, DATABASE_URL).
+ * What the plan gives a command on top of what the box lends from the worker (sandbox/isolation.ts, never a
+ * secret): the plan id and the plan's arguments, so a script can read them without any quoting at all, and
+ * GIT_CEILING_DIRECTORIES, so `git` never looks above the sandbox for a repository (unboxed, it would find whatever
+ * repository holds the sandbox directory).
  */
-export function commandEnv(plan: PlanSpec): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const name of INHERITED_ENV) {
-    const value = process.env[name];
-    if (value !== undefined) env[name] = value;
-  }
-  env['CLEVERAGENTS_PLAN_ID'] = plan.planId;
+export function commandVariables(plan: PlanSpec, sandbox: string): Record<string, string> {
+  const env: Record<string, string> = {
+    CLEVERAGENTS_PLAN_ID: plan.planId,
+    GIT_CEILING_DIRECTORIES: path.dirname(sandbox),
+  };
   for (const [name, value] of Object.entries(plan.arguments)) {
     if (value === null) continue;
     env[argumentVariableName(name)] = String(value);
@@ -56,18 +60,25 @@ export function commandEnv(plan: PlanSpec): NodeJS.ProcessEnv {
 }
 
 /**
- * Runs `/bin/sh -c command` in its own process group, so a timeout or a cancellation kills everything it started
- * (a test runner's workers included), and whatever it left running in the background once it exits: nothing a
- * command starts may outlive it. Resolves for any exit; rejects with the signal's reason when cancelled, and with
- * the spawn error when /bin/sh could not be started.
+ * Runs `/bin/sh -c command` in the sandbox, boxed as `options.isolation` says, in its own process group, so a
+ * timeout or a cancellation kills everything it started (a test runner's workers included), and whatever it left
+ * running in the background once it exits: nothing a command starts may outlive it (boxed, its PID namespace ends
+ * with it as well). Resolves for any exit; rejects with the signal's reason when cancelled, with
+ * IsolationUnavailableError when the box cannot be made, and with the spawn error when nothing could be started.
  */
-export function runCommand(command: string, options: CommandOptions): Promise<CommandResult> {
+export async function runCommand(command: string, options: CommandOptions): Promise<CommandResult> {
   const { signal } = options;
   signal.throwIfAborted();
+  const how = commandSpawn(options.isolation, {
+    command,
+    sandbox: options.sandbox,
+    network: options.network,
+    variables: options.variables,
+  });
   return new Promise<CommandResult>((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', command], {
-      cwd: options.cwd,
-      env: options.env,
+    const child = spawn(how.file, how.args, {
+      cwd: how.cwd,
+      env: how.env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -4,11 +4,13 @@
  * root), refuse paths that leave it by text (`..`, absolute) or by symbolic link (resolved by sandbox/paths.ts: a
  * literal path is checked component by component, a glob never descends into a linked directory (./files.ts), and
  * `replace` never reads or rewrites through a link), refuse read-only projects, substitute a value into a command
- * only where its shell quoting holds (see domain/shell.ts), give commands a minimal environment (see
- * ./command.ts): never the worker's secrets, and run a `replace` pattern in a thread of its own with a time limit
+ * only where its shell quoting holds (see domain/shell.ts), run commands in the worker's box (see ./command.ts
+ * and sandbox/isolation.ts): never seeing the worker's secrets nor writing outside their sandbox, and refused
+ * outright where the box cannot be made; and run a `replace` pattern in a thread of its own with a time limit
  * (./regex.ts), so a pattern that backtracks for hours fails its step instead of stalling the worker.
  */
 import { constants as fsConstants, promises as fs } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import type { PlanSpec } from '../../domain/plan';
@@ -26,11 +28,13 @@ import {
 } from '../../domain/steps';
 import { commandTemplateProblem } from '../../domain/shell';
 import type { Workspace } from '../../domain/project-link';
+import type { Isolation } from '../../sandbox/isolation';
+import { IsolationUnavailableError } from '../../sandbox/isolation';
 import type { PathRefusal, ResolveOptions } from '../../sandbox/paths';
 import { isErrno, lstatOrNull, READ_NO_FOLLOW, resolveInside } from '../../sandbox/paths';
 import type { ValidationOutcome } from '../types';
 import type { CommandResult } from './command';
-import { commandEnv, runCommand } from './command';
+import { commandVariables, runCommand } from './command';
 import { StepError } from './errors';
 import { globMatcher, listFiles } from './files';
 import { RegexThread } from './regex';
@@ -44,6 +48,8 @@ export interface StepEnv {
   progress(message: string): void;
   /** How long one `replace` step's regular expression may run; DEFAULT_REPLACE_TIME_LIMIT_SECONDS if unset. */
   replaceTimeLimitSeconds?: number;
+  /** How commands run on this worker: boxed, unisolated on purpose, or refused (sandbox/isolation.ts). */
+  isolation: Isolation;
 }
 
 export interface StepReport {
@@ -76,7 +82,8 @@ export async function runStep(step: Step, env: StepEnv): Promise<StepReport> {
 
 /**
  * Runs a validation command in the first writable sandbox. A failing command (or one naming an unknown template
- * argument) is an outcome to report, not an error: only cancellation, or a plan with nowhere to run, throws.
+ * argument) is an outcome to report, not an error: only cancellation, a plan with nowhere to run, or a command
+ * that could not be run at all (refused for want of isolation, no shell) throws.
  */
 export async function runValidation(command: string, env: StepEnv): Promise<ValidationOutcome> {
   env.signal.throwIfAborted();
@@ -324,7 +331,7 @@ async function perform(
           ? `timed out after ${step.timeoutSeconds}s`
           : result.exitCode === null
             ? 'was killed'
-            : `exited with code ${result.exitCode}`;
+            : `exited with code ${result.exitCode}${cpuLimitNote(result.exitCode, env.isolation)}`;
         throw new StepError(
           `\`${command}\` ${how}` + (result.output === '' ? ' (no output)' : `; output:\n${result.output}`),
           result.output,
@@ -338,7 +345,10 @@ async function perform(
 // ---------------------------------------------------------------------------------------------------------------
 // Commands
 
-/** A command in the sandbox, for a step or a validation: a /bin/sh that cannot be started is the step's failure. */
+/**
+ * A command in the sandbox, for a step or a validation: a /bin/sh (or bwrap) that cannot be started is the step's
+ * failure, and so is a worker that cannot isolate commands, for good (no retry helps until the worker changes).
+ */
 async function runInSandbox(
   command: string,
   sandbox: string,
@@ -347,15 +357,28 @@ async function runInSandbox(
 ): Promise<CommandResult> {
   try {
     return await runCommand(command, {
-      cwd: sandbox,
+      sandbox,
       timeoutSeconds,
-      env: commandEnv(env.plan),
+      isolation: env.isolation,
+      network: env.plan.execution.network,
+      variables: commandVariables(env.plan, sandbox),
       signal: env.signal,
       progress: (message) => env.progress(message),
     });
   } catch (error) {
     if (env.signal.aborted) throw env.signal.reason;
+    if (error instanceof IsolationUnavailableError) {
+      throw new StepError(`\`${command}\` was not run: ${error.message}`, null, { retryable: false });
+    }
     if (isErrno(error)) throw new StepError(`\`${command}\` could not be started: ${error.message}`);
     throw error;
   }
+}
+
+/** bwrap reports a command killed by a signal as 128 + the signal; SIGXCPU is the CPU limit's. */
+const KILLED_BY_SIGXCPU = 128 + os.constants.signals.SIGXCPU;
+
+function cpuLimitNote(exitCode: number, isolation: Isolation): string {
+  if (isolation.mode !== 'bwrap' || exitCode !== KILLED_BY_SIGXCPU) return '';
+  return ` (SIGXCPU: a process reached the CPU time limit of ${isolation.cpuSeconds}s)`;
 }

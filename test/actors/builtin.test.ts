@@ -12,6 +12,9 @@ import type { PlanSpec } from '../../domain/plan';
 import { planSpecSchema } from '../../domain/schemas';
 import type { Step, StepFile, Strategy } from '../../domain/steps';
 import { stepFromFile } from '../../domain/steps';
+import type { Isolation } from '../../sandbox/isolation';
+import { testIsolation } from '../helpers/isolation';
+import { allEnded, started, uniqueSeconds } from '../helpers/processes';
 import { CREATED_AT, PLAN_ID } from '../unit/fixtures';
 
 const FIRST_SEQ = 10;
@@ -24,6 +27,11 @@ let base: string;
 let root: string;
 let sandbox: string;
 let docsRoot: string;
+let isolation: Isolation;
+
+beforeAll(async () => {
+  isolation = await testIsolation();
+});
 
 /** The sandbox as Execute gets it: a plain copy of the project root. */
 async function copyToSandbox(from: string, to: string): Promise<void> {
@@ -57,16 +65,6 @@ async function exists(file: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-/** Whether a process has ended (a zombie awaiting its reaper counts as ended), waiting up to two seconds. */
-async function gone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 40; i++) {
-    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-    if (stat === null || / Z /.test(stat)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return false;
 }
 
 beforeEach(async () => {
@@ -134,6 +132,7 @@ function actorCall(options: CallOptions = {}): ActorCall & { progressed: string[
     signal: options.signal ?? new AbortController().signal,
     progress: (message: string) => progressed.push(message),
     progressed,
+    isolation,
   };
 }
 
@@ -292,6 +291,7 @@ describe('built-in execution: templates', () => {
       workspaces: workspaces(),
       signal: new AbortController().signal,
       progress: () => undefined,
+      isolation,
     });
     expect(validation).toMatchObject({ passed: false, exitCode: null });
     expect(validation.output).toMatch(/\{\{plan\.id\}\} is inside quotes .* or use \$CLEVERAGENTS_PLAN_ID$/);
@@ -349,7 +349,7 @@ describe('built-in execution: command environment', () => {
     }
   });
 
-  it('gives run steps and validation commands PATH, the plan id and the arguments, never the worker secrets', async () => {
+  it('gives run steps and validation commands PATH, the plan id, the arguments and a git ceiling, never the worker secrets', async () => {
     const { outcome } = await execute(steps({ run: 'env > env.txt' }), {
       args: { msg: 'hello', 'my-file.name': 'x y' },
       validation: 'env',
@@ -362,7 +362,10 @@ describe('built-in execution: command environment', () => {
         .filter((line) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(line))
         .map((line) => line.slice(0, line.indexOf('=')));
       expect(listing).not.toMatch(/DATABASE_URL|CLEVERAGENTS_MODEL_API_KEY|hunter2|sk-secret/);
-      expect(listing).toContain(`PATH=${process.env['PATH']}\n`);
+      const boxPath = isolation.mode === 'bwrap' ? isolation.path : null;
+      expect(listing).toContain(`PATH=${boxPath ?? process.env['PATH']}\n`);
+      expect(listing).toContain(`GIT_CEILING_DIRECTORIES=${path.dirname(await fs.realpath(sandbox))}\n`);
+      if (boxPath !== null) expect(listing).toContain('HOME=/tmp/home\n');
       expect(listing).toContain('CLEVERAGENTS_ARG_MSG=hello\n');
       expect(listing).toContain('CLEVERAGENTS_ARG_MY_FILE_NAME=x y\n');
       expect(listing).toContain(`CLEVERAGENTS_PLAN_ID=${PLAN_ID}\n`);
@@ -378,6 +381,7 @@ describe('built-in execution: command environment', () => {
         'OLDPWD',
         'SHLVL',
         '_',
+        'GIT_CEILING_DIRECTORIES',
       ];
       expect(names.filter((n) => !allowed.includes(n) && !n.startsWith('CLEVERAGENTS_'))).toEqual([]);
     }
@@ -456,6 +460,7 @@ describe('built-in execution: refusals', () => {
       workspaces: workspaces(),
       signal: new AbortController().signal,
       progress: () => {},
+      isolation,
     };
     await expect(
       runStep(stepFromFile({ replace: 'linkdir/file.txt', pattern: 'secret', with: 'leaked' }), env),
@@ -514,6 +519,7 @@ describe('built-in execution: refusals', () => {
       workspaces: workspaces().map((w) => ({ ...w, readOnly: true, sandbox: null })),
       signal: new AbortController().signal,
       progress: () => undefined,
+      isolation,
     };
     await expect(runStep(stepFromFile({ create: 'x', content: '' }), env)).rejects.toThrow(StepError);
     await expect(runStep(stepFromFile({ create: 'x', content: '' }), env)).rejects.toThrow(
@@ -548,7 +554,8 @@ describe('built-in execution: auto-debug', () => {
   });
 
   it('passes when a flaky command succeeds on retry', async () => {
-    const counter = path.join(base, 'counter');
+    // In the sandbox: a retry runs in the same sandbox, and a command can write nowhere else.
+    const counter = 'counter.txt';
     const { outcome, drafts, progressed } = await execute(
       steps({
         run: 'n=$(cat {{counter}} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {{counter}}; test $n -ge 2',
@@ -556,7 +563,7 @@ describe('built-in execution: auto-debug', () => {
       { args: { counter }, maxAutoRetries: 2 },
     );
     expect(outcome.ok).toBe(true);
-    expect(await fs.readFile(counter, 'utf8')).toBe('2\n');
+    expect(await fs.readFile(path.join(sandbox, counter), 'utf8')).toBe('2\n');
     const recoveries = ofType(drafts, 'error_recovery');
     expect(recoveries.map((d) => d.chosenOption)).toEqual(['Retry step 1 (attempt 2 of 3)']);
     const tool = ofType(drafts, 'tool_invocation')[0];
@@ -618,6 +625,7 @@ describe('built-in execution: validation', () => {
       workspaces: workspaces(),
       signal: new AbortController().signal,
       progress: () => undefined,
+      isolation,
     });
     expect(outcome).toEqual({ command: 'echo nope; exit 4', passed: false, exitCode: 4, output: 'nope\n' });
   });
@@ -650,18 +658,17 @@ describe('built-in execution: decision tree and cancellation', () => {
 
   it('kills a long command when the signal aborts, and rethrows instead of recording a failure', async () => {
     const controller = new AbortController();
-    const pidFile = path.join(base, 'pid');
-    const started = Date.now();
-    setTimeout(() => controller.abort(new Error('plan cancelled')), 300);
-    await expect(
-      execute(steps({ run: `sleep 30 & echo $! > ${pidFile}; wait` }), {
-        signal: controller.signal,
-        maxAutoRetries: 3,
-      }),
-    ).rejects.toThrow('plan cancelled');
-    expect(Date.now() - started).toBeLessThan(5_000);
-    const pid = Number((await fs.readFile(pidFile, 'utf8')).trim());
-    expect(await gone(pid)).toBe(true);
+    const seconds = uniqueSeconds();
+    const running = execute(steps({ run: `sleep ${seconds} & wait` }), {
+      signal: controller.signal,
+      maxAutoRetries: 3,
+    });
+    expect(await started(seconds)).toBe(true);
+    const cancelledAt = Date.now();
+    controller.abort(new Error('plan cancelled'));
+    await expect(running).rejects.toThrow('plan cancelled');
+    expect(Date.now() - cancelledAt).toBeLessThan(5_000);
+    expect(await allEnded(seconds)).toBe(true);
   });
 });
 

@@ -8,9 +8,16 @@ import type { Workspace } from '../../domain/project-link';
 import type { InvariantRule } from '../../domain/invariant-rule';
 import type { PlanSpec } from '../../domain/plan';
 import { planSpecSchema } from '../../domain/schemas';
+import type { Isolation } from '../../sandbox/isolation';
+import { testIsolation } from '../helpers/isolation';
 import { CREATED_AT, PLAN_ID } from '../unit/fixtures';
 
 let base: string;
+let isolation: Isolation;
+
+beforeAll(async () => {
+  isolation = await testIsolation();
+});
 
 beforeEach(async () => {
   base = await fs.mkdtemp(path.join(os.tmpdir(), 'invariant-rules-'));
@@ -71,6 +78,7 @@ function input(changes: ChangeSummary[] | null, patch: Partial<RuleCheckInput> =
     plan: plan(),
     signal: new AbortController().signal,
     progress: () => undefined,
+    isolation,
     ...patch,
   };
 }

@@ -136,6 +136,8 @@ function actorCall(patch: Partial<Omit<ActorCall, 'progress'>> = {}): ActorCall 
     log: new DecisionLog({ firstSeq: 5, parentSeq: 4, phase: 'STRATEGIZE', actor: 'model' }),
     signal: new AbortController().signal,
     progress: jest.fn(),
+    // The model actors run no command: one that did would fail here rather than run anything.
+    isolation: { mode: 'unavailable', reason: 'the model actor tests run no command' },
     ...patch,
   };
 }

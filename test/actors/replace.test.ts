@@ -49,6 +49,8 @@ function env(options: Partial<StepEnv> & { args?: Record<string, string> } = {})
     workspaces: [{ projectName: 'acme/api', alias: null, readOnly: false, root: base, sandbox }],
     signal: options.signal ?? new AbortController().signal,
     progress: () => undefined,
+    // A replace runs no command: were one run here, it would be refused rather than run unisolated.
+    isolation: { mode: 'unavailable', reason: 'the replace tests run no command' },
     ...(options.replaceTimeLimitSeconds === undefined
       ? {}
       : { replaceTimeLimitSeconds: options.replaceTimeLimitSeconds }),

@@ -25,6 +25,7 @@ import type { ContextFileStore } from '../../storage/context-files';
 import type { InvariantStore } from '../../storage/invariants';
 import type { ChangesetStore } from '../../storage/changesets';
 import { createActivities } from '../../activities';
+import { testIsolation } from './isolation';
 
 export interface CliResult {
   code: number;
@@ -104,6 +105,7 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
     ...stores,
     actors: createActorRegistry({ model: null }),
     sandboxDir,
+    isolation: await testIsolation(),
   };
   const createWorker = (overrides?: Partial<PlanActivities>, actors?: ActorRegistry) =>
     createPlanWorker({

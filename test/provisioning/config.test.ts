@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig, REPO_ROOT } from '../../scripts/config';
 
@@ -14,7 +15,9 @@ describe('loadConfig', () => {
       databaseUrl: `file:${path.join(REPO_ROOT, '.data', 'agents.db')}`,
       temporalCli: undefined,
       logLevel: 'info',
-      sandboxDir: path.join(REPO_ROOT, '.data', 'sandboxes'),
+      sandboxDir: path.join(os.homedir(), '.cache', 'cleveragents', 'sandboxes'),
+      sandboxIsolation: 'bwrap',
+      sandboxCpuSeconds: 600,
       model: null,
     });
   });

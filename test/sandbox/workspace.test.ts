@@ -111,13 +111,11 @@ describe('createSandbox', () => {
     );
   });
 
-  it('recreates symlinks with their link text and never follows them, even out of the project', async () => {
-    const outside = path.join(base, 'outside');
-    await write(outside, 'private.txt', 'not part of the project\n');
+  it('recreates symlinks that stay in the project and never follows them', async () => {
     await write(root, 'docs/guide.md', 'guide\n');
     await fs.symlink('docs/guide.md', path.join(root, 'GUIDE.md'));
     await fs.symlink('docs', path.join(root, 'manual'));
-    await fs.symlink(outside, path.join(root, 'escape'));
+    await fs.symlink('../GUIDE.md', path.join(root, 'docs', 'up'));
     await fs.symlink('missing.txt', path.join(root, 'dangling'));
 
     const baseline = await createSandbox(root, dest);
@@ -127,11 +125,49 @@ describe('createSandbox', () => {
       'dangling -> missing.txt',
       'docs dir',
       'docs/guide.md file 644 guide\n',
-      `escape -> ${outside}`,
+      'docs/up -> ../GUIDE.md',
       'manual -> docs',
     ]);
     // Only regular files are part of the baseline, as only they are part of a changeset.
     expect(baseline).toEqual(new Map([['docs/guide.md', sha('guide\n')]]));
+  });
+
+  it('rewrites absolute links into the project as relative ones, so they lead into the sandbox', async () => {
+    await write(root, 'docs/guide.md', 'guide\n');
+    await fs.symlink(path.join(root, 'docs', 'guide.md'), path.join(root, 'GUIDE.md'));
+    await fs.symlink(path.join(root, 'docs'), path.join(root, 'docs', 'self'));
+    await fs.symlink(root, path.join(root, 'docs', 'top'));
+    await fs.symlink(path.join(root, 'build', 'out.js'), path.join(root, 'not-built-yet'));
+
+    await createSandbox(root, dest);
+
+    expect(await tree(dest)).toEqual([
+      'GUIDE.md -> docs/guide.md',
+      'docs dir',
+      'docs/guide.md file 644 guide\n',
+      'docs/self -> .',
+      'docs/top -> ..',
+      'not-built-yet -> build/out.js',
+    ]);
+    expect(await fs.readFile(path.join(dest, 'GUIDE.md'), 'utf8')).toBe('guide\n');
+    expect(await fs.realpath(path.join(dest, 'GUIDE.md'))).toBe(
+      path.join(await fs.realpath(dest), 'docs', 'guide.md'),
+    );
+  });
+
+  it('leaves out links leading outside the project, however they get there', async () => {
+    const outside = path.join(base, 'outside');
+    await write(outside, 'private.txt', 'not part of the project\n');
+    await write(root, 'docs/guide.md', 'guide\n');
+    await fs.symlink(outside, path.join(root, 'escape'));
+    await fs.symlink('../outside/private.txt', path.join(root, 'relative-escape'));
+    await fs.symlink('escape/private.txt', path.join(root, 'through-escape'));
+    await fs.symlink(path.join(outside, 'missing'), path.join(root, 'dangling-outside'));
+    await fs.symlink('../../nowhere', path.join(root, 'docs', 'dangling-up'));
+
+    await createSandbox(root, dest);
+
+    expect(await tree(dest)).toEqual(['docs dir', 'docs/guide.md file 644 guide\n']);
   });
 
   it('skips sockets', async () => {

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { loadClientConfig } from '../../client/config';
 import { REPO_ROOT } from '../../config/paths';
@@ -12,7 +13,9 @@ describe('worker and client configuration', () => {
       taskQueue: 'cleveragents-plans',
       databaseUrl: undefined,
       logLevel: 'info',
-      sandboxDir: path.join(REPO_ROOT, '.data', 'sandboxes'),
+      sandboxDir: path.join(os.homedir(), '.cache', 'cleveragents', 'sandboxes'),
+      sandboxIsolation: 'bwrap',
+      sandboxCpuSeconds: 600,
       model: null,
     });
     expect(loadClientConfig({})).toEqual({
@@ -31,6 +34,27 @@ describe('worker and client configuration', () => {
     });
     expect(config.sandboxDir).toBe(path.join(REPO_ROOT, 'tmp', 'boxes'));
     expect(config.model).toMatchObject({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.1' });
+  });
+
+  it('keeps sandboxes in the user cache directory, outside the checkout, by default', () => {
+    expect(loadWorkerConfig({ XDG_CACHE_HOME: '/var/cache/me' }).sandboxDir).toBe(
+      '/var/cache/me/cleveragents/sandboxes',
+    );
+    // The XDG spec ignores a relative XDG_CACHE_HOME.
+    expect(loadWorkerConfig({ XDG_CACHE_HOME: 'cache', HOME: '/home/me' }).sandboxDir).toBe(
+      '/home/me/.cache/cleveragents/sandboxes',
+    );
+  });
+
+  it('isolates commands unless SANDBOX_ISOLATION=none says otherwise, and knows no third way', () => {
+    expect(loadWorkerConfig({ SANDBOX_ISOLATION: 'none', SANDBOX_CPU_SECONDS: '30' })).toMatchObject({
+      sandboxIsolation: 'none',
+      sandboxCpuSeconds: 30,
+    });
+    expect(() => loadWorkerConfig({ SANDBOX_ISOLATION: 'off' })).toThrow(
+      /SANDBOX_ISOLATION: .*"bwrap".*"none".*\(got "off"\)/,
+    );
+    expect(() => loadWorkerConfig({ SANDBOX_CPU_SECONDS: '0' })).toThrow(/SANDBOX_CPU_SECONDS/);
   });
 
   it('refuses a model endpoint without a model name', () => {

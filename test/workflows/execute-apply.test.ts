@@ -5,7 +5,6 @@
 import {
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -52,6 +51,15 @@ function snapshot(dir: string): Record<string, string> {
   };
   walk(dir);
   return out;
+}
+
+/** The directory under `dir` (a plan's sandboxes) that holds a file named `name`, if one does yet. */
+function sandboxHolding(dir: string, name: string): string | undefined {
+  if (!existsSync(dir)) return undefined;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.name === name && entry.isFile()) return entry.parentPath;
+  }
+  return undefined;
 }
 
 /** Replaces the demo project with exactly these files. */
@@ -560,14 +568,12 @@ describe('progress', () => {
   it("reports the running step through the activity's heartbeat", async () => {
     // Step 2 holds Execute open until the test has seen its progress: it says it has started, then waits for the
     // test to release it. The wait is bounded (60 s) and the step fails if it was never released, so a test that
-    // gives up early cannot leave a command running or pass on a step that ended by itself.
-    const gate = mkdtempSync(path.join(h.projectDir, '..', 'gate-'));
-    const started = path.join(gate, 'started');
-    const release = path.join(gate, 'release');
+    // gives up early cannot leave a command running or pass on a step that ended by itself. Both signals are files
+    // in the sandbox, the only place the boxed command can write, and it removes them before it ends.
     const command =
-      `touch '${started}'; i=0; ` +
-      `while [ ! -e '${release}' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; ` +
-      `test -e '${release}'`;
+      'touch started; i=0; ' +
+      'while [ ! -e release ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; ' +
+      'test -e release && rm started release';
     await addAction(
       `name: local/gated\nsteps:\n  - create: a.txt\n    content: a\n    overwrite: true\n` +
         `  - run: ${JSON.stringify(command)}\n`,
@@ -576,8 +582,12 @@ describe('progress', () => {
     await h.withWorker(async () => {
       const planId = await startPlan('local/gated', 'REVIEW_BEFORE_APPLY');
       const seen: string[] = [];
+      let sandbox: string | undefined;
       try {
-        await waitUntil(`step 2 to start (${started})`, () => existsSync(started));
+        await waitUntil('step 2 to start (a file "started" in its sandbox)', () => {
+          sandbox = sandboxHolding(path.join(h.sandboxDir, planId), 'started');
+          return sandbox !== undefined;
+        });
         // The step's own message, while it still runs: later heartbeats of a long command say how long it has run.
         await waitUntil(
           () => `progress naming step 2 while it runs; seen: ${JSON.stringify(seen)}`,
@@ -589,7 +599,7 @@ describe('progress', () => {
           { intervalMs: 100 },
         );
       } finally {
-        writeFileSync(release, '');
+        if (sandbox !== undefined) writeFileSync(path.join(sandbox, 'release'), '');
       }
       // Released, the step ends and Execute completes: the plan waits for approval.
       expect(await h.client.waitForInput(planId)).toMatchObject({ phase: 'EXECUTE', awaitingApproval: true });
