@@ -3,8 +3,6 @@
  * what the action definition says and record it, so the decision tree of a built-in plan reads as the action's
  * steps, what each one did, and how failures were handled. A model-backed actor replaces any role by name.
  */
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import type { ResourceRef } from '../domain/decision';
 import type { Step, TemplateValue } from '../domain/steps';
 import { describeStep, renderTemplate, templateValues } from '../domain/steps';
@@ -380,16 +378,14 @@ async function filesOf(
       case 'move':
         return [renderTemplate(step.to, values)];
       case 'replace': {
+        // Every file the glob matches, whether or not the pattern would: the pattern is untrusted, and it runs only
+        // in Execute, in a thread of its own with a time limit (actors/steps/regex.ts). Run here, on the event
+        // loop, a backtracking pattern would stall the whole worker during Strategize. An estimate may overcount.
         const glob = renderTemplate(step.files, values);
-        const regex = new RegExp(step.pattern, step.flags);
         const matches = globMatcher(glob);
-        const found: string[] = [];
-        for (const file of await listFiles(workspace.root, glob)) {
-          if (file.symlink || !matches(file.path)) continue;
-          const bytes = await fs.readFile(path.join(workspace.root, ...file.path.split('/')));
-          if (!bytes.includes(0) && regex.test(bytes.toString('utf8'))) found.push(file.path);
-        }
-        return found;
+        return (await listFiles(workspace.root, glob))
+          .filter((file) => !file.symlink && matches(file.path))
+          .map((file) => file.path);
       }
       case 'delete': {
         const glob = renderTemplate(step.files, values);

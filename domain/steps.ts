@@ -283,20 +283,6 @@ export interface Strategy extends ActionDefinition {
 }
 
 /**
- * The shell commands of `proposed` (its `run` steps, then its validation) that `action` does not contain word for
- * word, in order and without repeats: what a strategy actor other than the action's author wants to run. The
- * action's own commands were reviewed when the action was added; these were not.
- */
-export function unreviewedCommands(proposed: ActionDefinition, action: ActionDefinition): string[] {
-  const commandsOf = (definition: ActionDefinition): string[] => [
-    ...definition.steps.flatMap((step) => (step.kind === 'run' ? [step.command] : [])),
-    ...(definition.validation === null ? [] : [definition.validation]),
-  ];
-  const reviewed = new Set(commandsOf(action));
-  return [...new Set(commandsOf(proposed).filter((command) => !reviewed.has(command)))];
-}
-
-/**
  * The linked project a step works in: the one it names (by name or alias), else the first writable one. Chosen by
  * the link alone (not by whether a sandbox exists yet), so Strategize, a model's proposal and Execute agree on it.
  */

@@ -11,7 +11,7 @@ import { promptDefinitionDraft } from '../domain/decision';
 import { ERROR_TYPES, NON_RETRYABLE_ERROR_TYPES } from '../domain/errors';
 import type { Phase, WorkPhase } from '../domain/lifecycle';
 import type { PlanError } from '../domain/plan';
-import { unreviewedCommands } from '../domain/steps';
+import { unreviewedCommands } from '../domain/command-review';
 import type { PlanWorkflowInput, PlanWorkflowResult } from './definitions';
 import { legacyPlanWorkflow } from './legacy-plan';
 import { PlanRun, ROOT_SEQ, WORK_PHASES, describeFailure, isPhaseFailure, now } from './plan-run';

@@ -729,9 +729,10 @@ describe('built-in estimation and invariants', () => {
         summary: '',
       },
     });
+    // The replace counts both files its glob matches (src/a.ts and src/b.ts): its pattern is not run here.
     expect(estimate).toEqual({
-      summary: '5 files likely changed (2 deleted); medium risk',
-      filesLikelyChanged: 5,
+      summary: '6 files likely changed (2 deleted); medium risk',
+      filesLikelyChanged: 6,
       risk: 'medium',
     });
     const small = await actors.estimation?.estimate({
@@ -740,6 +741,22 @@ describe('built-in estimation and invariants', () => {
     });
     expect(small?.risk).toBe('low');
     expect(call.log.drafts()).toEqual([]);
+  });
+
+  it("never runs a replace's untrusted pattern, so a backtracking one cannot stall Strategize", async () => {
+    await write(root, 'evil.txt', `${'a'.repeat(40)}b`);
+    const started = Date.now();
+    const estimate = await actors.estimation?.estimate({
+      ...actorCall(),
+      strategy: {
+        steps: steps({ replace: 'evil.txt', pattern: '^(a+)+$', with: 'x' }),
+        validation: null,
+        summary: '',
+      },
+    });
+    // 40 a's would backtrack for days on the event loop.
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(estimate?.filesLikelyChanged).toBe(1);
   });
 
   it('acknowledges every invariant and records nothing', async () => {

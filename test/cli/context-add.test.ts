@@ -15,6 +15,7 @@ import {
   readContextFile,
 } from '../../client/cli/plan-work';
 import { createHarness } from '../helpers/harness';
+import { waitUntil } from '../helpers/wait';
 import type { Harness } from '../helpers/harness';
 
 let h: Harness;
@@ -54,9 +55,9 @@ afterAll(async () => {
 });
 
 async function waitForRow(): Promise<void> {
-  for (let i = 0; i < 100 && (await h.plans.getPlan(planId)) === null; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitUntil(`the row of plan ${planId}`, async () => (await h.plans.getPlan(planId)) !== null, {
+    timeoutMs: 10_000,
+  });
 }
 
 async function listed(): Promise<Array<{ path: string; size: number }>> {

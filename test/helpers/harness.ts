@@ -58,6 +58,8 @@ export interface Harness {
   activities: PlanActivities;
   /** Where this file's workers make their sandboxes. */
   sandboxDir: string;
+  /** The file's SQLite database (what a hostile step would like to read). */
+  databaseFile: string;
   teardown(): Promise<void>;
 }
 
@@ -149,6 +151,7 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
     invariants,
     activities: createActivities(dependencies),
     sandboxDir,
+    databaseFile: path.join(dir, 'agents.db'),
     projectDir,
     client,
     taskQueue,

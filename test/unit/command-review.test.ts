@@ -1,5 +1,6 @@
 import { gateMessage } from '../../domain/lifecycle';
-import { stepFromFile, unreviewedCommands } from '../../domain/steps';
+import { unreviewedCommands } from '../../domain/command-review';
+import { stepFromFile } from '../../domain/steps';
 import type { ActionDefinition, StepFile } from '../../domain/steps';
 
 const definition = (steps: StepFile[], validation: string | null = null): ActionDefinition => ({
