@@ -24,7 +24,7 @@ import { DecisionLog } from '../../domain/decision-log';
 import { planSpecSchema } from '../../domain/schemas';
 import type { PlanSpec } from '../../domain/schemas';
 import { stepFromFile } from '../../domain/steps';
-import { FakeModelServer } from '../helpers/fake-model-server';
+import { FakeModelServer, wireStep } from '../helpers/fake-model-server';
 import type { RecordedRequest } from '../helpers/fake-model-server';
 import { waitUntil } from '../helpers/wait';
 import { CREATED_AT, PLAN_ID } from '../unit/fixtures';
@@ -74,23 +74,6 @@ const strategy: Strategy = {
   validation: 'npm test',
   summary: 'Write review notes and run the tests',
 };
-
-/** A step as the model must write it: every field present, null where it does not apply. */
-function wireStep(fields: Record<string, unknown>): Record<string, unknown> {
-  return {
-    content: null,
-    overwrite: null,
-    pattern: null,
-    with: null,
-    flags: null,
-    require_match: null,
-    to: null,
-    timeout_seconds: null,
-    description: null,
-    project: null,
-    ...fields,
-  };
-}
 
 const validStrategy = {
   summary: 'Write review notes for src and mark the TODOs',

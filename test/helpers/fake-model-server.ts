@@ -115,3 +115,20 @@ export class FakeModelServer {
     });
   }
 }
+
+/** A step as the model must write it (the strict reply schema): every field present, null where it does not apply. */
+export function wireStep(fields: Record<string, unknown>): Record<string, unknown> {
+  return {
+    content: null,
+    overwrite: null,
+    pattern: null,
+    with: null,
+    flags: null,
+    require_match: null,
+    to: null,
+    timeout_seconds: null,
+    description: null,
+    project: null,
+    ...fields,
+  };
+}

@@ -16,7 +16,7 @@ import type { ActorRegistry } from '../../actors';
 import { parseActionFile } from '../../domain/action-file';
 import type { AutomationLevel } from '../../domain/lifecycle';
 import { ensureTemporalCli } from '../../scripts/temporal-cli';
-import { FakeModelServer } from '../helpers/fake-model-server';
+import { FakeModelServer, wireStep } from '../helpers/fake-model-server';
 import { createHarness } from '../helpers/harness';
 import type { Harness } from '../helpers/harness';
 
@@ -96,8 +96,8 @@ const SCENARIOS: Record<string, Scenario> = {
         confidence: 0.9,
         alternatives: [],
         steps: [
-          { ...NULL_STEP, kind: 'create', target: 'GREETING.md', content: 'hi\n', overwrite: true },
-          { ...NULL_STEP, kind: 'run', target: 'test -s GREETING.md' },
+          wireStep({ kind: 'create', target: 'GREETING.md', content: 'hi\n', overwrite: true }),
+          wireStep({ kind: 'run', target: 'test -s GREETING.md' }),
         ],
         validation: null,
       });
@@ -171,20 +171,6 @@ const SCENARIOS: Record<string, Scenario> = {
       await approveToTheEnd(h, planId);
     },
   },
-};
-
-/** A model's step with every field the strict reply schema asks for. */
-const NULL_STEP = {
-  content: null,
-  overwrite: null,
-  pattern: null,
-  with: null,
-  flags: null,
-  require_match: null,
-  to: null,
-  timeout_seconds: null,
-  description: null,
-  project: null,
 };
 
 async function record(h: Harness, name: string, scenario: Scenario): Promise<void> {

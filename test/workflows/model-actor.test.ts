@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createActorRegistry } from '../../actors';
 import { parseActionFile } from '../../domain/action-file';
 import { planWorkflowId } from '../../domain/ids';
-import { FakeModelServer } from '../helpers/fake-model-server';
+import { FakeModelServer, wireStep } from '../helpers/fake-model-server';
 import { createHarness } from '../helpers/harness';
 import type { Harness } from '../helpers/harness';
 
@@ -30,20 +30,6 @@ afterAll(async () => {
   await h?.teardown();
 });
 
-const step = (fields: Record<string, unknown>) => ({
-  content: null,
-  overwrite: null,
-  pattern: null,
-  with: null,
-  flags: null,
-  require_match: null,
-  to: null,
-  timeout_seconds: null,
-  description: null,
-  project: null,
-  ...fields,
-});
-
 async function startPlan(): Promise<string> {
   const created = await h.client.create({
     actionName: 'local/model-made',
@@ -62,7 +48,9 @@ it('runs the steps the model proposed, and records its choice with its reasoning
       rationale: 'A notes file is the smallest useful change.',
       confidence: 0.7,
       alternatives: ['Change nothing'],
-      steps: [step({ kind: 'create', target: 'NOTES.md', content: 'Notes on {{topic}}\n', overwrite: true })],
+      steps: [
+        wireStep({ kind: 'create', target: 'NOTES.md', content: 'Notes on {{topic}}\n', overwrite: true }),
+      ],
       validation: null,
     },
     { reasoning_content: 'The plan asks for notes; one file will do.' },
@@ -106,8 +94,8 @@ describe('commands the model proposes', () => {
     confidence: 0.6,
     alternatives: [],
     steps: [
-      step({ kind: 'create', target: 'CHECKED.md', content: 'checked\n', overwrite: true }),
-      step({ kind: 'run', target: 'grep -q checked CHECKED.md' }),
+      wireStep({ kind: 'create', target: 'CHECKED.md', content: 'checked\n', overwrite: true }),
+      wireStep({ kind: 'run', target: 'grep -q checked CHECKED.md' }),
     ],
     validation: 'test -s CHECKED.md',
   };
