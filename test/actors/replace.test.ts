@@ -14,8 +14,11 @@ import type { StepFile } from '../../domain/steps';
 import { regexReplacementLiteral, stepFromFile } from '../../domain/steps';
 import { CREATED_AT, PLAN_ID } from '../unit/fixtures';
 
-/** `^(a+)+$` backtracks through every split of the a's before failing on the final b: 2^28 ways, hours of work. */
-const CATASTROPHIC = { pattern: '^(a+)+$', text: `${'a'.repeat(28)}b\n` };
+/**
+ * `^(a+)+$` backtracks through every split of the a's before failing on the final b: 2^40 ways, hours on any
+ * machine, so every test reaches its limit (with 2^28 a fast machine finished inside the ten seconds).
+ */
+const CATASTROPHIC = { pattern: '^(a+)+$', text: `${'a'.repeat(40)}b\n` };
 
 let base: string;
 let sandbox: string;
