@@ -51,6 +51,14 @@ function installIfNeeded() {
   else if (lockTime !== undefined && lockTime > installed)
     reason = 'package-lock.json changed since the last install';
   if (!reason) return;
+  // `npm ci` empties node_modules before installing: through a link, that is another checkout's installation.
+  const modules = path.join(ROOT, 'node_modules');
+  if (fs.lstatSync(modules, { throwIfNoEntry: false })?.isSymbolicLink()) {
+    fail(
+      `${reason}, but node_modules is a link to ${fs.readlinkSync(modules)}: installing here would replace what ` +
+        'it links to. Run `npm ci` where it leads, or replace the link with a directory.',
+    );
+  }
 
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const args = lockTime === undefined ? ['install'] : ['ci'];

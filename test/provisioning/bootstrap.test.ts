@@ -1,4 +1,15 @@
 import { spawnSync } from 'node:child_process';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from '../../scripts/config';
 
@@ -29,5 +40,35 @@ describe('scripts/bootstrap.js', () => {
     const bad = bootstrap('test', '--config', path.join(REPO_ROOT, 'no-such-jest.config.js'));
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/no-such-jest\.config\.js/);
+  });
+});
+
+describe('scripts/bootstrap.js with a linked node_modules', () => {
+  it('refuses to reinstall through the link, leaving what it links to alone', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'bootstrap-link-'));
+    try {
+      mkdirSync(path.join(dir, 'scripts'));
+      copyFileSync(BOOTSTRAP, path.join(dir, 'scripts', 'bootstrap.js'));
+      writeFileSync(path.join(dir, 'package.json'), '{}\n');
+      const elsewhere = path.join(dir, 'elsewhere');
+      mkdirSync(elsewhere);
+      writeFileSync(path.join(elsewhere, '.package-lock.json'), '{}\n');
+      writeFileSync(path.join(elsewhere, 'sentinel'), 'installed\n');
+      // The lock file is newer than the installation: bootstrap would run `npm ci`, which empties node_modules.
+      utimesSync(path.join(elsewhere, '.package-lock.json'), new Date(1_000_000), new Date(1_000_000));
+      writeFileSync(path.join(dir, 'package-lock.json'), '{}\n');
+      symlinkSync(elsewhere, path.join(dir, 'node_modules'));
+
+      const result = spawnSync(process.execPath, [path.join(dir, 'scripts', 'bootstrap.js'), 'test'], {
+        cwd: dir,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(/node_modules is a link to .*elsewhere: installing here would replace/);
+      expect(readFileSync(path.join(elsewhere, 'sentinel'), 'utf8')).toBe('installed\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
