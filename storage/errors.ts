@@ -160,3 +160,45 @@ export class ContextTooLargeError extends Error {
     );
   }
 }
+
+/**
+ * Prisma's codes for a database older than the schema: P2021 a table, P2022 a column that does not exist. The
+ * engine was upgraded and its database was not (the CLI does not migrate; `npm start` and `npm run prisma:migrate`
+ * do).
+ */
+const OUTDATED_SCHEMA_CODES = new Set(['P2021', 'P2022']);
+
+/**
+ * One line for a database that predates this engine's schema, naming what is missing and the command that
+ * upgrades it; null for any other error. Walks `cause` chains like isTransientStorageError.
+ */
+export function describeOutdatedSchema(err: unknown): string | null {
+  const seen = new Set<unknown>();
+  let current: unknown = err;
+  while (typeof current === 'object' && current !== null && !seen.has(current)) {
+    seen.add(current);
+    const { code, meta, cause } = current as { code?: unknown; meta?: unknown; cause?: unknown };
+    if (typeof code === 'string' && OUTDATED_SCHEMA_CODES.has(code)) {
+      // The driver adapter names what is missing in its cause; Prisma's own engines put it on meta.
+      const named = {
+        ...((meta as { driverAdapterError?: { cause?: object } } | undefined)?.driverAdapterError?.cause ??
+          {}),
+        ...((meta ?? {}) as object),
+      } as { column?: unknown; table?: unknown };
+      const missing =
+        typeof named.column === 'string'
+          ? `column ${named.column.replace(/^main\./, '')}`
+          : typeof named.table === 'string'
+            ? `table ${named.table.replace(/^main\./, '')}`
+            : code === 'P2022'
+              ? 'column it needs'
+              : 'table it needs';
+      return (
+        `the database is older than this engine (it has no ${missing}): upgrade it with ` +
+        '`npm run prisma:migrate` (`npm start` does it too), then try again'
+      );
+    }
+    current = cause;
+  }
+  return null;
+}

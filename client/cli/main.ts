@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError } from 'commander';
-import { DecisionNotFoundError, PlanNotFoundError } from '../../storage/errors';
+import { DecisionNotFoundError, PlanNotFoundError, describeOutdatedSchema } from '../../storage/errors';
 import { disconnectSharedPrismaClients } from '../../storage/prisma';
 import { EXIT_CODES, PlanClientError } from '../errors';
 import { registerActionCommands } from './action';
@@ -66,6 +66,11 @@ export async function runCli(argv: readonly string[], io: CliIo = defaultIo()): 
     if (err instanceof DecisionNotFoundError || err instanceof PlanNotFoundError) {
       io.stderr(`error: ${err.message}\n`);
       return EXIT_CODES.notFound;
+    }
+    const outdated = describeOutdatedSchema(err);
+    if (outdated !== null) {
+      io.stderr(`error: ${outdated}\n`);
+      return EXIT_CODES.unavailable;
     }
     io.stderr(`error: ${err instanceof Error ? err.message : String(err)}\n`);
     return EXIT_CODES.failure;

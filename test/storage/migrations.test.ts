@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ulid } from 'ulid';
+import { runCli } from '../../client/cli/main';
 import { planSpecSchema } from '../../domain/schemas';
 import { createCatalogStore } from '../../storage/catalog';
 import { createDecisionStore } from '../../storage/decisions';
@@ -531,5 +532,27 @@ describe(`migration ${EXECUTION_POLICY_MIGRATION}`, () => {
     const stored = await createCatalogStore(client).getAction('local/old');
     expect(stored?.value.execution).toEqual({ network: false, unattendedCommands: false, ignore: [] });
     expect(columns(new Database(file, { readonly: true }), 'plans')).toContain('execution_policy');
+  });
+});
+
+describe('a database older than the engine', () => {
+  it('makes the CLI say how to upgrade it, not print a Prisma stack', async () => {
+    const file = path.join(dir, 'not-upgraded.db');
+    prisma(['migrate', 'deploy', '--config', configUpTo(INVARIANTS_MIGRATION)], `file:${file}`);
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(['plan', 'list'], {
+      stdout: (text) => (stdout += text),
+      stderr: (text) => (stderr += text),
+      env: { DATABASE_URL: `file:${file}` },
+      isTty: false,
+    });
+    expect({ code, stdout, stderr }).toEqual({
+      code: 5,
+      stdout: '',
+      stderr:
+        'error: the database is older than this engine (it has no column plans.execution_policy): upgrade it ' +
+        'with `npm run prisma:migrate` (`npm start` does it too), then try again\n',
+    });
   });
 });
