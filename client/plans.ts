@@ -3,8 +3,7 @@ import type { WorkflowExecutionDescription, WorkflowExecutionStatusName } from '
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { ulid } from 'ulid';
-import { normalizePlanId, planWorkflowId } from '../domain/ids';
-import { isFinished } from '../domain/lifecycle';
+import { planWorkflowId } from '../domain/ids';
 import type { AutomationLevel } from '../domain/lifecycle';
 import { initialSnapshot } from '../domain/plan';
 import type { PlanSnapshot } from '../domain/plan';
@@ -34,6 +33,7 @@ import type {
 } from '../workflows/definitions';
 import type { ClientConfig } from './config';
 import { PlanClientError } from './errors';
+import { needsPersonOrEnded, parsePlanId } from './plan-status';
 
 export interface CreatePlanInput {
   actionName: string;
@@ -317,13 +317,6 @@ function progressOf(description: WorkflowExecutionDescription): string | null {
   return null;
 }
 
-/** The plan waits for a person (a gate or an error) or has ended: what `plan wait` and `plan watch` stop at. */
-export function needsPersonOrEnded(view: PlanView): boolean {
-  return (
-    view.awaitingApproval || view.state === 'ERRORED' || isFinished(view) || view.workflowStatus !== 'RUNNING'
-  );
-}
-
 export interface ConnectedPlanClient {
   client: PlanClient;
   close(): Promise<void>;
@@ -351,17 +344,6 @@ export async function connectPlanClient(
       await connection.close();
     },
   };
-}
-
-export function parsePlanId(input: string): string {
-  const planId = normalizePlanId(input);
-  if (planId === undefined) {
-    throw new PlanClientError(
-      'usage',
-      `"${input}" is not a plan id (expected a 26-character ULID or plan-<ULID>)`,
-    );
-  }
-  return planId;
 }
 
 /** A refusal from an activity arrives wrapped (update failure > activity failure > application failure). */

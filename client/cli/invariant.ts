@@ -13,7 +13,7 @@ import { isFinished } from '../../domain/lifecycle';
 import type { InvariantScope, PlanInvariant } from '../../domain/schemas';
 import { getOrFail, parseName } from '../catalog';
 import { PlanClientError } from '../errors';
-import { parsePlanId } from '../plans';
+import { parsePlanId } from '../plan-status';
 import type { OutputFormat } from '../render/format';
 import type { CliRuntime } from './runtime';
 import { byOption, formatOption } from './runtime';

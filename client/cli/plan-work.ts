@@ -14,7 +14,7 @@ import type { PlanStore } from '../../storage/types';
 import { ContextTooLargeError } from '../../storage/errors';
 import { sha256 } from '../../lib/sha256';
 import { PlanClientError } from '../errors';
-import { needsPersonOrEnded, parsePlanId } from '../plans';
+import { needsPersonOrEnded, parsePlanId } from '../plan-status';
 import { changesetJson, diffStat, renderUnifiedDiff } from '../render/diff';
 import type { OutputFormat } from '../render/format';
 import type { CliRuntime } from './runtime';

@@ -8,7 +8,7 @@ import type { PlanSnapshot } from '../../domain/plan';
 import { isUlid } from '../../domain/ids';
 import { enforcedInvariants } from '../../domain/invariant';
 import { explainDict, richTreeLines, treeRows, TREE_COLUMNS } from '../render/tree-view';
-import { parsePlanId } from '../plans';
+import { parsePlanId } from '../plan-status';
 import { diffStat, escapeControls, renderUnifiedDiff } from '../render/diff';
 import { registerPlanWorkCommands } from './plan-work';
 import type { OutputFormat } from '../render/format';

@@ -7,8 +7,8 @@ import type { AutomationLevel } from '../../domain/lifecycle';
 import { openStores } from '../catalog';
 import type { Stores } from '../catalog';
 import { loadClientConfig } from '../config';
-import { connectPlanClient } from '../plans';
 import type { PlanClient } from '../plans';
+import type * as Plans from '../plans';
 import { OUTPUT_FORMATS, renderDocument, renderRows } from '../render/format';
 import type { Document, OutputFormat } from '../render/format';
 
@@ -75,6 +75,10 @@ export function createCliRuntime(io: CliIo): CliRuntime {
     showRows: (rows, columns, format) => print(renderRows(rows, columns, format, { color })),
     async withPlans(run) {
       const config = loadClientConfig(io.env);
+      // Loaded here, not at the top: the Temporal client, its protobufs and the workflow code take about half a
+      // second to load, and commands that read only the database never need them.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS project loads lazily by require
+      const { connectPlanClient } = require('../plans') as typeof Plans;
       const connected = await connectPlanClient(config, { taskQueue: config.taskQueue });
       try {
         return await run(connected.client);
