@@ -5,7 +5,7 @@
  * rows the way the old code did, migrate, and read them back.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -60,13 +60,15 @@ function prisma(args: string[], databaseUrl: string, { stdoutOnly = false } = {}
  * release with those migrations did (including its _prisma_migrations rows), not an imitation of it.
  */
 function configUpTo(last: string): string {
+  const file = path.join(dir, `prisma-up-to-${last}.config.ts`);
+  // One config per migration for the whole file: tests that start from the same release share it.
+  if (existsSync(file)) return file;
   const migrations = path.join(dir, `migrations-up-to-${last}`);
   mkdirSync(migrations);
   cpSync(path.join(MIGRATIONS_DIR, 'migration_lock.toml'), path.join(migrations, 'migration_lock.toml'));
   for (const name of readdirSync(MIGRATIONS_DIR).filter((n) => /^\d{14}_/.test(n) && n <= last)) {
     cpSync(path.join(MIGRATIONS_DIR, name), path.join(migrations, name), { recursive: true });
   }
-  const file = path.join(dir, `prisma-up-to-${last}.config.ts`);
   writeFileSync(
     file,
     [
