@@ -5,7 +5,13 @@
  * Target (issue 5): `plan tree --format json` of a 10,000-decision plan in well under a second.
  *   baseline: read the plan's decision rows and JSON.stringify them as they are
  *   subject:  read them through the decision store, build the tree breadth-first, render the json rows
+ *
+ * P7 (issue 13): the CLI's cold start for commands that read only the database.
+ *   baseline: `node -e 0`, a Node process that does nothing
+ *   subject:  `node bin/agents.js plan list` and `project list` against the bench database
+ * Rounds are interleaved (baseline, then each command), so a busy machine slows all of them alike.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,10 +24,12 @@ import { createDecisionStore } from '../storage/decisions';
 import { migrateDatabase } from '../storage/migrate';
 import { createPlanStore } from '../storage/plans';
 import { createPrismaClient } from '../storage/prisma';
+import { REPO_ROOT } from '../config/paths';
 
 const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 10_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const BATCH = 500;
+const CLI_RUNS = Number(process.env.BENCH_CLI_RUNS ?? 7);
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -126,10 +134,45 @@ async function main(): Promise<void> {
       `plan tree read + build tree + json rendering:  median ${s.toFixed(1)} ms (${bytes} bytes of JSON)`,
     );
     console.log(`ratio subject/baseline: ${(s / b).toFixed(2)}`);
+    cliColdStart(url);
   } finally {
     await prisma.$disconnect();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Wall time of one process, start to exit; a failing command fails the bench rather than timing an error. */
+function spawnMs(args: string[], env: NodeJS.ProcessEnv): number {
+  const start = process.hrtime.bigint();
+  const result = spawnSync(process.execPath, args, { cwd: REPO_ROOT, env, encoding: 'utf8' });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (result.status !== 0)
+    throw new Error(`node ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
+  return ms;
+}
+
+function cliColdStart(databaseUrl: string): void {
+  const env = { ...process.env, DATABASE_URL: databaseUrl };
+  const agents = path.join(REPO_ROOT, 'bin', 'agents.js');
+  const commands = [
+    ['plan', 'list', '--format', 'json'],
+    ['project', 'list', '--format', 'json'],
+  ];
+  const baseline: number[] = [];
+  const subjects = commands.map(() => [] as number[]);
+  for (let round = 0; round < CLI_RUNS; round++) {
+    baseline.push(spawnMs(['-e', '0'], env));
+    commands.forEach((command, i) => subjects[i]?.push(spawnMs([agents, ...command], env)));
+  }
+  const b = median(baseline);
+  console.log(`\nP7 CLI cold start, median of ${CLI_RUNS} interleaved rounds`);
+  console.log(`baseline  node -e 0:                         ${b.toFixed(0)} ms`);
+  commands.forEach((command, i) => {
+    const ms = median(subjects[i] ?? []);
+    console.log(
+      `agents ${command.slice(0, 2).join(' ').padEnd(36)} ${ms.toFixed(0)} ms  ratio ${(ms / b).toFixed(1)}`,
+    );
+  });
 }
 
 main().catch((err: unknown) => {

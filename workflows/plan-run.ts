@@ -111,7 +111,7 @@ export interface PhaseWork {
   parentDecisionSeq: number;
 }
 
-/** A state change: the fields that change, and what the event says about it. */
+/** The fields a state change sets; the others keep their values. */
 interface Change {
   phase?: Phase;
   state?: ProcessingState;
@@ -119,6 +119,7 @@ interface Change {
   awaitingApproval?: boolean;
 }
 
+/** What the change's event records besides the new state: who caused it, why, and the decisions taken with it. */
 interface ChangeRecord {
   recordedBy?: string;
   message?: string | null;
