@@ -52,8 +52,6 @@ export function defaultSandboxDir(env: NodeJS.ProcessEnv = process.env): string 
   return path.join(engineCacheDir(env), 'sandboxes');
 }
 
-export const DEFAULT_SANDBOX_DIR = defaultSandboxDir();
-
 /** SANDBOX_DIR as an absolute path (relative values are taken from the repository root), else the default. */
 export function resolveSandboxDir(raw: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   return raw === undefined ? defaultSandboxDir(env) : path.resolve(REPO_ROOT, raw);

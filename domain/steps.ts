@@ -317,9 +317,6 @@ export function stepProject<T extends ProjectLink>(
   return { ok: true, link };
 }
 
-/** The names every step's templates may use besides the plan's arguments. */
-export const RESERVED_TEMPLATE_NAMES = ['plan.id', 'plan.name', 'project.name', 'project.alias'] as const;
-
 /**
  * The values a step's templates are filled with: the plan's arguments, then the plan's and the step's project's
  * names. Null arguments (from plans created before arguments were typed) have no value, so they are left out.

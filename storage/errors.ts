@@ -104,40 +104,42 @@ const NEVER_TRANSIENT: readonly (new (...args: never[]) => Error)[] = [
   PlanConflictError,
 ];
 
+interface ErrorFields {
+  code?: unknown;
+  message?: unknown;
+  meta?: unknown;
+  cause?: unknown;
+}
+
+/** An error and its `cause`s, outermost first, each once (a cause chain may loop). */
+function* causeChain(err: unknown): Generator<object & ErrorFields> {
+  const seen = new Set<unknown>();
+  for (let current: unknown = err; typeof current === 'object' && current !== null;) {
+    if (seen.has(current)) return;
+    seen.add(current);
+    yield current;
+    current = (current as ErrorFields).cause;
+  }
+}
+
+/** The driver adapter's own error, which Prisma puts at meta.driverAdapterError.cause. */
+function driverAdapterCause(meta: unknown): { originalCode?: unknown; column?: unknown; table?: unknown } {
+  return (meta as { driverAdapterError?: { cause?: object } } | undefined)?.driverAdapterError?.cause ?? {};
+}
+
 /** True when retrying the same storage call later may succeed. Walks `cause` chains and Prisma's `meta`. */
 export function isTransientStorageError(err: unknown): boolean {
-  const seen = new Set<unknown>();
-  let current: unknown = err;
-  while (typeof current === 'object' && current !== null && !seen.has(current)) {
-    seen.add(current);
-    if (NEVER_TRANSIENT.some((type) => current instanceof type)) {
-      return false;
-    }
-    const { code, message, meta, cause } = current as {
-      code?: unknown;
-      message?: unknown;
-      meta?: unknown;
-      cause?: unknown;
-    };
+  for (const current of causeChain(err)) {
+    if (NEVER_TRANSIENT.some((type) => current instanceof type)) return false;
+    const { code, message, meta } = current;
     if (typeof code === 'string' && (TRANSIENT_PRISMA_CODES.has(code) || TRANSIENT_SQLITE_CODE.test(code))) {
       return true;
     }
-    if (typeof message === 'string' && TRANSIENT_MESSAGE.test(message)) {
-      return true;
-    }
-    if (driverAdapterOriginalCode(meta)?.match(TRANSIENT_SQLITE_CODE)) {
-      return true;
-    }
-    current = cause;
+    if (typeof message === 'string' && TRANSIENT_MESSAGE.test(message)) return true;
+    const originalCode = driverAdapterCause(meta).originalCode;
+    if (typeof originalCode === 'string' && TRANSIENT_SQLITE_CODE.test(originalCode)) return true;
   }
   return false;
-}
-
-/** Prisma puts the driver's own error code at meta.driverAdapterError.cause.originalCode. */
-function driverAdapterOriginalCode(meta: unknown): string | undefined {
-  const cause = (meta as { driverAdapterError?: { cause?: { originalCode?: unknown } } } | undefined)
-    ?.driverAdapterError?.cause;
-  return typeof cause?.originalCode === 'string' ? cause.originalCode : undefined;
 }
 
 /**
@@ -173,32 +175,25 @@ const OUTDATED_SCHEMA_CODES = new Set(['P2021', 'P2022']);
  * upgrades it; null for any other error. Walks `cause` chains like isTransientStorageError.
  */
 export function describeOutdatedSchema(err: unknown): string | null {
-  const seen = new Set<unknown>();
-  let current: unknown = err;
-  while (typeof current === 'object' && current !== null && !seen.has(current)) {
-    seen.add(current);
-    const { code, meta, cause } = current as { code?: unknown; meta?: unknown; cause?: unknown };
-    if (typeof code === 'string' && OUTDATED_SCHEMA_CODES.has(code)) {
-      // The driver adapter names what is missing in its cause; Prisma's own engines put it on meta.
-      const named = {
-        ...((meta as { driverAdapterError?: { cause?: object } } | undefined)?.driverAdapterError?.cause ??
-          {}),
-        ...((meta ?? {}) as object),
-      } as { column?: unknown; table?: unknown };
-      const missing =
-        typeof named.column === 'string'
-          ? `column ${named.column.replace(/^main\./, '')}`
-          : typeof named.table === 'string'
-            ? `table ${named.table.replace(/^main\./, '')}`
-            : code === 'P2022'
-              ? 'column it needs'
-              : 'table it needs';
-      return (
-        `the database is older than this engine (it has no ${missing}): upgrade it with ` +
-        '`npm run prisma:migrate` (`npm start` does it too), then try again'
-      );
-    }
-    current = cause;
+  for (const { code, meta } of causeChain(err)) {
+    if (typeof code !== 'string' || !OUTDATED_SCHEMA_CODES.has(code)) continue;
+    // The driver adapter names what is missing in its cause; Prisma's own engines put it on meta.
+    const named = { ...driverAdapterCause(meta), ...((meta ?? {}) as object) } as {
+      column?: unknown;
+      table?: unknown;
+    };
+    const missing =
+      typeof named.column === 'string'
+        ? `column ${named.column.replace(/^main\./, '')}`
+        : typeof named.table === 'string'
+          ? `table ${named.table.replace(/^main\./, '')}`
+          : code === 'P2022'
+            ? 'column it needs'
+            : 'table it needs';
+    return (
+      `the database is older than this engine (it has no ${missing}): upgrade it with ` +
+      '`npm run prisma:migrate` (`npm start` does it too), then try again'
+    );
   }
   return null;
 }

@@ -90,8 +90,6 @@ export interface PlanWorkflowState {
   decisionSeq: number;
   /** Strategize's steps, for Execute; rebuilt by replay, so it needs no storage of its own. */
   strategy: Strategy | null;
-  /** Execute's validation line, completed by Apply's counts. */
-  validationLine: string | null;
   /** The state of the last record written; plan.state may run ahead of it while a person's command is awaited. */
   recordedState: ProcessingState;
   approval: AdvancePlanRequest | null;
@@ -138,7 +136,6 @@ export class PlanRun {
       eventSeq: 0,
       decisionSeq: 0,
       strategy: null,
-      validationLine: null,
       recordedState: plan.state,
       approval: null,
       retry: null,

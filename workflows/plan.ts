@@ -180,7 +180,6 @@ async function phaseWork(run: PlanRun, phase: WorkPhase, work: PhaseWork): Promi
       state.plan.sandboxRefs = result.sandboxRefs;
       state.plan.changesetId = result.changesetId;
       state.plan.validationSummary = result.validationSummary;
-      state.validationLine = result.validationSummary;
       return result.failure === null
         ? { ok: true, summary: result.summary, decisions: result.decisions }
         : { ok: false, failure: result.failure, decisions: result.decisions };
@@ -193,7 +192,8 @@ async function phaseWork(run: PlanRun, phase: WorkPhase, work: PhaseWork): Promi
         spec,
         ...work,
         changesetId: state.plan.changesetId,
-        validationSummary: state.validationLine,
+        // Execute's line: nothing changes the plan's summary between a completed Execute and Apply.
+        validationSummary: state.plan.validationSummary,
         at: now(),
       });
       state.plan.validationSummary = result.validationSummary;

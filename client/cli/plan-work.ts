@@ -2,7 +2,6 @@
  * The commands around a plan's work (issue 6): its context files, the changeset Execute produced, and following a
  * running plan live. Reads go to the database; only `watch` asks Temporal what the running step is.
  */
-import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { lstat, open, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,6 +12,7 @@ import type { ContextFileInput } from '../../storage/context-files';
 import type { PlanStore } from '../../storage/types';
 import { ContextTooLargeError } from '../../storage/errors';
 import { sha256 } from '../../lib/sha256';
+import { isInside, READ_NO_FOLLOW } from '../../sandbox/paths';
 import { PlanClientError } from '../errors';
 import { needsPersonOrEnded, parsePlanId } from '../plan-status';
 import { changesetJson, diffStat, renderUnifiedDiff } from '../render/diff';
@@ -261,7 +261,7 @@ export async function collectContextFiles(
 }
 
 function refuseSystemPath(real: string, shown: string): void {
-  const system = SYSTEM_DIRECTORIES.find((dir) => real === dir || real.startsWith(`${dir}/`));
+  const system = SYSTEM_DIRECTORIES.find((dir) => isInside(dir, real));
   if (system !== undefined) {
     throw new PlanClientError(
       'usage',
@@ -299,9 +299,7 @@ export async function readContextFile(real: string, shown: string, budget: numbe
   const cannotRead = (err: NodeJS.ErrnoException): never => {
     throw new PlanClientError('usage', `${shown}: cannot be read (${err.code ?? err.message})`);
   };
-  const handle = await open(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW).catch(
-    cannotRead,
-  );
+  const handle = await open(real, READ_NO_FOLLOW).catch(cannotRead);
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw notRegular(shown, stat);

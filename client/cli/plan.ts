@@ -309,16 +309,12 @@ async function confirmCommands(cli: CliRuntime, view: PlanSnapshot): Promise<voi
       // Escaped like a diff: a line break or a bidi control in a command must not disguise another one.
       `the sandbox:\n${commands.map((c) => `  $ ${escapeControls(c)}`).join('\n')}\n`,
   );
-  if (cli.io.confirm === undefined) {
-    throw new PlanClientError(
-      'usage',
-      `entering Execute runs ${commands.length} command(s) nobody has reviewed; nobody can confirm here ` +
-        '(stdin is not a terminal): pass --yes to run them',
-    );
-  }
-  if (!(await cli.io.confirm(`Run these ${commands.length} command(s)? [y/N] `))) {
-    throw new PlanClientError('refused', 'not advanced: the plan still waits for approval to enter EXECUTE');
-  }
+  await confirmOrRefuse(cli, {
+    unattended: `entering Execute runs ${commands.length} command(s) nobody has reviewed`,
+    yesTo: 'run them',
+    question: `Run these ${commands.length} command(s)? [y/N] `,
+    declined: 'not advanced: the plan still waits for approval to enter EXECUTE',
+  });
 }
 
 /**
@@ -345,18 +341,30 @@ async function confirmApply(cli: CliRuntime, view: PlanSnapshot): Promise<string
     `${renderUnifiedDiff(changeset.changes, { color: cli.color })}${diffStat(changeset.changes)}\n`,
   );
   if (changeset.changes.length === 0) return changesetId;
+  await confirmOrRefuse(cli, {
+    unattended: `entering Apply writes ${changeset.changes.length} change(s) to ${targets}`,
+    yesTo: 'apply them',
+    question: `Apply ${changeset.changes.length} change(s) to ${targets}? [y/N] `,
+    declined: 'not applied: the plan still waits for approval to enter APPLY',
+  });
+  return changesetId;
+}
+
+/**
+ * Asks the person at the terminal and refuses on anything but yes. With nobody to ask (stdin is not a terminal),
+ * refuses as a usage error that says what would happen and that `--yes` approves it unseen.
+ */
+async function confirmOrRefuse(
+  cli: CliRuntime,
+  ask: { unattended: string; yesTo: string; question: string; declined: string },
+): Promise<void> {
   if (cli.io.confirm === undefined) {
     throw new PlanClientError(
       'usage',
-      `entering Apply writes ${changeset.changes.length} change(s) to ${targets}; nobody can confirm here ` +
-        '(stdin is not a terminal): pass --yes to apply them',
+      `${ask.unattended}; nobody can confirm here (stdin is not a terminal): pass --yes to ${ask.yesTo}`,
     );
   }
-  const yes = await cli.io.confirm(`Apply ${changeset.changes.length} change(s) to ${targets}? [y/N] `);
-  if (!yes) {
-    throw new PlanClientError('refused', `not applied: the plan still waits for approval to enter APPLY`);
-  }
-  return changesetId;
+  if (!(await cli.io.confirm(ask.question))) throw new PlanClientError('refused', ask.declined);
 }
 
 function parseDecisionId(input: string): string {
