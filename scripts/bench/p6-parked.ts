@@ -1,0 +1,218 @@
+/**
+ * P6: the worker's memory with PARKED plans waiting at a gate, and a burst of ADVANCES sent at once. The engine
+ * worker runs as its own process (`node --import tsx worker/main.ts`, configured by environment as in
+ * production), so its resident set is its own: /proc/<pid>/status VmRSS, sampled throughout. MANUAL plans are
+ * parked at the Strategize gate; then ADVANCES of them are advanced together (Promise.all), each must come back
+ * in EXECUTE, and a query of each must agree; the others must still be in STRATEGIZE. Latency is from the burst's
+ * start to each update's answer.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT } from '../../config/paths';
+import { sharedPrismaClient } from '../../storage/prisma';
+import type { Harness } from '../../test/helpers/harness';
+import type { PartResult } from './report';
+import { envNumber, nowMs, percentile, round, sleep } from './stats';
+import { createBenchPlan, withWorld } from './world';
+
+const PARKED = envNumber('BENCH_PARKED', 1000);
+const ADVANCES = Math.min(PARKED, envNumber('BENCH_ADVANCES', 200));
+const CREATE_CONCURRENCY = 50;
+const RSS_GOAL_MB = 500;
+const PARK_TIMEOUT_MS = 10 * 60_000;
+
+function rssMb(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (match === null) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(match[1]) / 1024;
+}
+
+interface WorkerProcess {
+  child: ChildProcess;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** Starts the worker the way `npm run worker` does, minus tsx's wrapper process, and waits until it polls. */
+async function startWorkerProcess(h: Harness): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'worker', 'main.ts')], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: h.env.address,
+      TEMPORAL_NAMESPACE: h.env.namespace ?? 'default',
+      TEMPORAL_TASK_QUEUE: h.taskQueue,
+      DATABASE_URL: `file:${h.databaseFile}`,
+      SANDBOX_DIR: h.sandboxDir,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A bench that dies without its finally must not leave a worker behind.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.on('exit', killOnExit);
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    process.off('exit', killOnExit);
+  };
+  let output = '';
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`the worker did not start polling in 60 s:\n${output}`)),
+        60_000,
+      );
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('worker: polling')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      void exited.then(() => reject(new Error(`the worker exited before polling:\n${output}`)));
+    });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  if (child.pid === undefined) throw new Error('the worker has no pid');
+  return { child, pid: child.pid, stop };
+}
+
+/** The sticky cache size a worker of this process gets: run one for a moment, before any plan exists. */
+async function maxCachedWorkflows(h: Harness): Promise<number> {
+  const probe = await h.createWorker();
+  await probe.runUntil(sleep(100));
+  return probe.options.maxCachedWorkflows;
+}
+
+async function createParked(h: Harness): Promise<string[]> {
+  const planIds: string[] = [];
+  for (let i = 0; i < PARKED; i += CREATE_CONCURRENCY) {
+    const chunk = Math.min(CREATE_CONCURRENCY, PARKED - i);
+    planIds.push(...(await Promise.all(Array.from({ length: chunk }, () => createBenchPlan(h, 'MANUAL')))));
+  }
+  const prisma = sharedPrismaClient(`file:${h.databaseFile}`);
+  const deadline = Date.now() + PARK_TIMEOUT_MS;
+  for (;;) {
+    const parked = await prisma.planEvent.count({ where: { type: 'AWAITING_APPROVAL' } });
+    if (parked >= PARKED) return planIds;
+    if (Date.now() > deadline) throw new Error(`only ${parked} of ${PARKED} plans reached the gate in time`);
+    await sleep(500);
+  }
+}
+
+export async function p6Parked(): Promise<PartResult> {
+  return withWorld(
+    async (h) => {
+      const cache = await maxCachedWorkflows(h);
+      const worker = await startWorkerProcess(h);
+      const samples: Array<{ atMs: number; rssMb: number; stage: string }> = [];
+      const t0 = nowMs();
+      let stage = 'idle';
+      const sample = () =>
+        samples.push({ atMs: round(nowMs() - t0, 0), rssMb: round(rssMb(worker.pid), 1), stage });
+      const sampler = setInterval(sample, 500);
+      try {
+        sample();
+        const idleMb = rssMb(worker.pid);
+        stage = 'parking';
+        const parkStart = nowMs();
+        const planIds = await createParked(h);
+        const parkSeconds = (nowMs() - parkStart) / 1000;
+        stage = 'parked';
+        await sleep(2_000);
+        const parkedMb = rssMb(worker.pid);
+        console.log(
+          `P6 ${PARKED} plans parked in ${parkSeconds.toFixed(0)} s; worker RSS ${parkedMb.toFixed(0)} MB`,
+        );
+
+        stage = 'advancing';
+        const burst = planIds.slice(0, ADVANCES);
+        const start = nowMs();
+        const outcomes = await Promise.all(
+          burst.map(async (planId) => {
+            try {
+              const snapshot = await h.client.advance(planId, { by: 'bench', expectedPhase: 'STRATEGIZE' });
+              return { planId, ms: nowMs() - start, phase: snapshot.phase as string };
+            } catch (err) {
+              return {
+                planId,
+                ms: nowMs() - start,
+                phase: `error: ${err instanceof Error ? err.message : String(err)}`,
+              };
+            }
+          }),
+        );
+        const latencies = outcomes.map((o) => o.ms);
+        stage = 'checking';
+        const queried = await Promise.all(
+          burst.map(async (planId) => (await h.client.snapshot(planId)).phase as string),
+        );
+        const lost = outcomes.filter((o, i) => o.phase !== 'EXECUTE' || queried[i] !== 'EXECUTE');
+        const prisma = sharedPrismaClient(`file:${h.databaseFile}`);
+        const stillAtGate = await prisma.plan.count({ where: { phase: 'STRATEGIZE' } });
+        const others = PARKED - ADVANCES;
+        const peakMb = Math.max(...samples.map((s) => s.rssMb), rssMb(worker.pid));
+        const p50 = percentile(latencies, 50);
+        const p95 = percentile(latencies, 95);
+        console.log(
+          `P6 ${ADVANCES} advances at once: p50 ${p50.toFixed(0)} ms, p95 ${p95.toFixed(0)} ms, ${lost.length} lost; ` +
+            `${stillAtGate} of ${others} others still at the gate; peak RSS ${peakMb.toFixed(0)} MB`,
+        );
+        const rssMet = parkedMb < RSS_GOAL_MB && peakMb < RSS_GOAL_MB;
+        return {
+          rows: [
+            {
+              id: 'P6',
+              measure: `worker RSS, ${PARKED} parked (peak)`,
+              subject: `${parkedMb.toFixed(0)} MB (${peakMb.toFixed(0)})`,
+              baseline: `${idleMb.toFixed(0)} MB idle`,
+              ratio: (parkedMb / idleMb).toFixed(2),
+              goal: `< ${RSS_GOAL_MB} MB`,
+              met: rssMet,
+            },
+            {
+              id: 'P6',
+              measure: `${ADVANCES} advances at once, lost`,
+              subject: `${lost.length} lost, p50 ${p50.toFixed(0)} ms`,
+              baseline: `p95 ${p95.toFixed(0)} ms`,
+              ratio: '',
+              goal: '0 lost',
+              met: lost.length === 0 && stillAtGate === others,
+            },
+          ],
+          data: {
+            parked: PARKED,
+            advances: ADVANCES,
+            maxCachedWorkflows: cache,
+            parkSeconds: round(parkSeconds, 1),
+            idleRssMb: round(idleMb, 1),
+            parkedRssMb: round(parkedMb, 1),
+            peakRssMb: round(peakMb, 1),
+            advanceLatencyMs: latencies.map((v) => round(v, 0)),
+            p50AdvanceMs: round(p50, 0),
+            p95AdvanceMs: round(p95, 0),
+            lost: lost.map((o) => ({ planId: o.planId, answered: o.phase })),
+            othersStillAtGate: stillAtGate,
+            rssSamples: samples,
+          },
+        };
+      } finally {
+        clearInterval(sampler);
+        await worker.stop();
+      }
+    },
+    { commandTimeoutMs: 5 * 60_000 },
+  );
+}
