@@ -4,6 +4,8 @@
  * worker options. Batches alternate, bare first, for ROUNDS rounds; the medians are compared. The last engine
  * batch's histories say which activities and workflow tasks its time went to.
  */
+import { rmSync } from 'node:fs';
+import path from 'node:path';
 import type { Harness } from '../../test/helpers/harness';
 import { planWorkflowId } from '../../domain/ids';
 import { collectTimings, printTimings, summarise } from './history';
@@ -71,6 +73,8 @@ export async function p1Throughput(): Promise<PartResult> {
         baseline.push(await bareBatch(h, bare.taskQueue, round));
         const batch = await engineBatch(h);
         subject.push(batch.rate);
+        // Execute copies the project into its sandbox: left in place, each round's files would slow the next.
+        rmSync(path.join(h.projectDir, 'demo', 'bench'), { recursive: true, force: true });
         lastPlans = batch.planIds;
         console.log(
           `P1 round ${round + 1}/${ROUNDS}: bare ${baseline.at(-1)?.toFixed(1)} /s, engine ${batch.rate.toFixed(1)} plans/s`,
