@@ -59,7 +59,12 @@ async function main(argv: string[]): Promise<number> {
   const elapsedMs = Math.round(nowMs() - start);
   console.log();
   printTable(results);
-  const file = writeResults(results, { startedAt, elapsedMs, parts: chosen });
+  const file = writeResults(results, {
+    startedAt,
+    elapsedMs,
+    parts: chosen,
+    all: chosen.length === Object.keys(PARTS).length,
+  });
   console.log(`${chosen.length} part(s) in ${(elapsedMs / 1000).toFixed(0)} s; results in ${file}`);
   return Object.values(results).some((r) => 'error' in r) ? 1 : 0;
 }

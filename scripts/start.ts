@@ -11,6 +11,7 @@ import { runWorker } from '../worker/main';
 import { ConfigError, loadConfig, REPO_ROOT } from './config';
 import { startDevServer } from './dev-server';
 import type { DevServer } from './dev-server';
+import { ensureCliBuilt } from './cli-build';
 import { checkIsolation } from './isolation-check';
 import { ensureTemporalCli } from './temporal-cli';
 
@@ -123,6 +124,7 @@ async function main(): Promise<void> {
   const cliPath = await ensureTemporalCli({ log: say });
   say(`Temporal CLI: ${cliPath}`);
   await ensurePrismaClientGenerated();
+  ensureCliBuilt(say);
   await migrateDatabase(config.databaseUrl);
   say(`Application database: ${config.databaseUrl}`);
   const builtIns = await loadBuiltInActions(openStores(config).catalog);

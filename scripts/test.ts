@@ -9,6 +9,7 @@ import path from 'node:path';
 import { ensurePrismaClientGenerated } from '../storage/migrate';
 import { sharedEnvFields } from '../config/env';
 import { REPO_ROOT } from './config';
+import { ensureCliBuilt } from './cli-build';
 import { checkIsolation } from './isolation-check';
 import { ensureTemporalCli } from './temporal-cli';
 
@@ -42,6 +43,7 @@ async function main(): Promise<number> {
 
   const cliPath = await ensureTemporalCli();
   await ensurePrismaClientGenerated();
+  ensureCliBuilt((line) => console.error(`[test] ${line}`));
 
   const jest = path.join(REPO_ROOT, 'node_modules', '.bin', 'jest');
   const child = (jestProcess = spawn(jest, process.argv.slice(2), {

@@ -67,10 +67,12 @@ function commitSha(): string {
 /** bench/results/<YYYY-MM-DD>.json (UTC date); a second run on the same day replaces the first. */
 export function writeResults(
   results: Record<string, PartResult | PartFailure>,
-  run: { startedAt: string; elapsedMs: number; parts: string[] },
+  run: { startedAt: string; elapsedMs: number; parts: string[]; all: boolean },
 ): string {
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const file = path.join(RESULTS_DIR, `${run.startedAt.slice(0, 10)}.json`);
+  // A run of some parts only is named after them, so it never replaces the day's full results.
+  const partial = run.all ? '' : `-${run.parts.join('-')}`;
+  const file = path.join(RESULTS_DIR, `${run.startedAt.slice(0, 10)}${partial}.json`);
   const cpus = os.cpus();
   const document = {
     ...run,
