@@ -46,9 +46,23 @@ export interface PhaseWorkInput {
   firstDecisionSeq: number;
   /** The decision the phase's first decision hangs under. */
   parentDecisionSeq: number;
+  /**
+   * The phase the plan enters next, whose invariant check the activity makes once its work succeeded (lean plans);
+   * absent or null: the workflow checks it itself.
+   */
+  checkBefore?: Phase | null;
 }
 
-export interface StrategizeResult {
+/** What every phase activity returns besides its own result. */
+interface PhaseWorkResult {
+  /**
+   * The check `checkBefore` asked for; null when none was asked, the work failed, or the check itself could not
+   * run (the workflow then checks again and reports why).
+   */
+  invariants?: CheckInvariantsResult | null;
+}
+
+export interface StrategizeResult extends PhaseWorkResult {
   summary: string;
   decisions: DecisionDraft[];
   /** Handed to Execute by the workflow; the strategy actor decided it. */
@@ -66,7 +80,7 @@ export interface PhaseFailure {
   details: string | null;
 }
 
-export interface ExecuteResult {
+export interface ExecuteResult extends PhaseWorkResult {
   summary: string;
   /** Recorded whether or not Execute succeeded: the error_recovery decisions explain a failure. */
   decisions: DecisionDraft[];
@@ -86,7 +100,7 @@ export interface ApplyInput extends PhaseWorkInput {
   at: string;
 }
 
-export interface ApplyActivityResult {
+export interface ApplyActivityResult extends PhaseWorkResult {
   summary: string;
   decisions: DecisionDraft[];
   result: ApplyResult;

@@ -21,10 +21,11 @@ export interface ActivityDependencies extends Stores {
 }
 
 export function createActivities(deps: ActivityDependencies) {
+  const invariants = createInvariantActivities(deps);
   return guardActivities({
     ...createRecordingActivities(deps),
-    ...createInvariantActivities(deps),
-    ...createWorkActivities(deps),
+    ...invariants,
+    ...createWorkActivities({ ...deps, checkInvariants: invariants.checkInvariants }),
 
     /** Plans started before actors existed replay against this; new plans call strategize/execute/apply. */
     async runPhase(input: RunPhaseInput): Promise<RunPhaseResult> {

@@ -15,7 +15,10 @@ export async function withProgress<T>(
 ): Promise<T> {
   const context = Context.current();
   let current = `${phase}: starting`;
-  const beat = (): void => context.heartbeat({ phase, progress: current });
+  // A local activity (a check at a gate) has no heartbeat: the workflow task it runs in is what stays alive.
+  const beat = (): void => {
+    if (!context.info.isLocal) context.heartbeat({ phase, progress: current });
+  };
   beat();
   const timer = setInterval(beat, HEARTBEAT_MS);
   try {

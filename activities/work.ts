@@ -33,6 +33,8 @@ import { actorCall } from './actor-call';
 import type {
   ApplyActivityResult,
   ApplyInput,
+  CheckInvariantsInput,
+  CheckInvariantsResult,
   ExecuteInput,
   ExecuteResult,
   PhaseWorkInput,
@@ -50,6 +52,8 @@ export interface WorkDependencies {
   sandboxDir: string;
   /** How the worker runs the plans' commands, found at its start (sandbox/isolation.ts). */
   isolation: Isolation;
+  /** The invariant check (activities/invariants.ts), made at the end of a phase when the workflow asks. */
+  checkInvariants(input: CheckInvariantsInput): Promise<CheckInvariantsResult>;
 }
 
 /**
@@ -102,12 +106,35 @@ export function createWorkActivities(deps: WorkDependencies) {
       isolation: deps.isolation,
     });
 
+  /**
+   * The check of the transition out of a phase whose work succeeded, when the workflow asked for it. A check that
+   * cannot run must not fail the phase (its work would be done again): the workflow is handed nothing and checks
+   * itself, reporting the failure as the check's.
+   */
+  const checkAfter = async (
+    input: PhaseWorkInput,
+    phase: 'STRATEGIZE' | 'EXECUTE' | 'APPLY',
+    changesetId: string | null,
+  ): Promise<CheckInvariantsResult | null> => {
+    const entering = input.checkBefore ?? null;
+    if (entering === null) return null;
+    try {
+      return await deps.checkInvariants({ spec: input.spec, phase, entering, changesetId, record: null });
+    } catch (err) {
+      if (Context.current().cancellationSignal.aborted) throw err;
+      Context.current().log.warn('the invariant check after the phase failed; the workflow checks again', {
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return null;
+    }
+  };
+
   return {
     async strategize(input: PhaseWorkInput): Promise<StrategizeResult> {
       const strategyActor = actors.get('strategy', input.spec.actors.strategyActor);
       const estimationActor = actors.get('estimation', input.spec.actors.estimationActor);
       const workspaces = await workspacesOf(input.spec, () => null);
-      return withProgress('STRATEGIZE', async (report, signal) => {
+      const result = await withProgress('STRATEGIZE', async (report, signal) => {
         const call = await callFor(input, 'STRATEGIZE', workspaces, report, signal);
         report(`asking the ${strategyActor.name} strategy actor`);
         const strategy = await strategyActor.strategize({
@@ -122,6 +149,7 @@ export function createWorkActivities(deps: WorkDependencies) {
           strategy,
         };
       });
+      return { ...result, invariants: await checkAfter(input, 'STRATEGIZE', null) };
     },
 
     async execute(input: ExecuteInput): Promise<ExecuteResult> {
@@ -137,7 +165,7 @@ export function createWorkActivities(deps: WorkDependencies) {
       const workspaces = await workspacesOf(spec, (link, index) =>
         link.readOnly ? null : path.join(runDir, sandboxName(link, index)),
       );
-      return withProgress('EXECUTE', async (report, signal) => {
+      const result = await withProgress('EXECUTE', async (report, signal): Promise<ExecuteResult> => {
         // What each copy held when it was made: the changeset is measured from it, so an edit someone makes in the
         // project while Execute runs is neither reverted nor deleted by Apply (its before-hash no longer matches).
         // The engine's ignore list and the action's (pinned into the plan), one list for the copy and the compare.
@@ -220,6 +248,8 @@ export function createWorkActivities(deps: WorkDependencies) {
           validationSummary,
         };
       });
+      if (result.failure !== null) return result;
+      return { ...result, invariants: await checkAfter(input, 'EXECUTE', result.changesetId) };
     },
 
     async apply(input: ApplyInput): Promise<ApplyActivityResult> {
@@ -285,6 +315,7 @@ export function createWorkActivities(deps: WorkDependencies) {
         decisions: log.drafts(),
         result,
         validationSummary,
+        invariants: await checkAfter(input, 'APPLY', changeset.changesetId),
       };
     },
   };

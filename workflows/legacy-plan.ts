@@ -25,7 +25,7 @@ const { runPhase } = proxyActivities<PlanActivities>({
 const noGuard = async (): Promise<void> => undefined;
 
 export async function legacyPlanWorkflow(input: PlanWorkflowInput): Promise<PlanWorkflowResult> {
-  const run = new PlanRun(input);
+  const run = new PlanRun(input, { lean: false });
   run.installHandlers();
   return run.run(async () => {
     await run.recordRoot(

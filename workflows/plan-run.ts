@@ -13,6 +13,7 @@ import {
   isCancellation,
   log,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -53,15 +54,34 @@ import type {
  * Recording must eventually succeed: storage hiccups retry without limit. What a retry cannot fix (a rule
  * violation, a conflicting write, an unknown plan) is non-retryable and fails the plan with its message.
  */
-const { recordPlanCreated, recordPlanState, checkCorrection, correctDecision } =
-  proxyActivities<PlanActivities>({
-    startToCloseTimeout: '30 seconds',
-    retry: {
-      initialInterval: '500 milliseconds',
-      maximumInterval: '30 seconds',
-      nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
-    },
-  });
+const RECORDING_RETRY = {
+  initialInterval: '500 milliseconds',
+  maximumInterval: '30 seconds',
+  nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+};
+
+/** The recordings as the plans started before `local-recordings` scheduled them, each a task of its own. */
+const scheduledRecordings = proxyActivities<PlanActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: RECORDING_RETRY,
+});
+
+/**
+ * The recordings as local activities: run by the worker that runs the workflow task, inside that task, and kept
+ * in history as one marker each instead of three events and a workflow task. A write is one short transaction, so
+ * nothing is gained by letting another worker pick it up; a worker lost mid-write repeats it, which the sequence
+ * numbers make harmless.
+ */
+const localRecordings = proxyLocalActivities<PlanActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: RECORDING_RETRY,
+});
+
+/** The activities PlanRun records through, the same calls whichever way they are scheduled. */
+export type Recordings = Pick<
+  PlanActivities,
+  'recordPlanCreated' | 'recordPlanState' | 'checkCorrection' | 'correctDecision'
+>;
 
 /** The phases with work, in the only order a plan moves through them. */
 export const WORK_PHASES: readonly WorkPhase[] = ['STRATEGIZE', 'EXECUTE', 'APPLY'];
@@ -126,8 +146,16 @@ interface ChangeRecord {
 
 export class PlanRun {
   readonly state: PlanWorkflowState;
+  /**
+   * Whether the plan's history has the `lean-history` marker (workflows/plan.ts): its recordings are then local
+   * activities. Fixed for the plan's whole life by its history.
+   */
+  readonly lean: boolean;
+  private readonly recordings: Recordings;
 
-  constructor(input: PlanWorkflowInput) {
+  constructor(input: PlanWorkflowInput, options: { lean: boolean }) {
+    this.lean = options.lean;
+    this.recordings = options.lean ? localRecordings : scheduledRecordings;
     const spec = withInputDefaults(input);
     const plan = initialSnapshot(spec, workflowInfo().workflowId);
     this.state = {
@@ -208,12 +236,12 @@ export class PlanRun {
       correctDecisionUpdate,
       async (request) => {
         // Checked before any number is spent, so a refused correction leaves no gap in the sequence.
-        const { correctedSeq } = await checkCorrection({
+        const { correctedSeq } = await this.recordings.checkCorrection({
           planId: state.plan.planId,
           decisionId: request.decisionId,
         });
         const interventionSeq = this.allocateDecisions(2);
-        const result = await correctDecision({
+        const result = await this.recordings.correctDecision({
           planId: state.plan.planId,
           decisionId: request.decisionId,
           interventionSeq,
@@ -301,7 +329,7 @@ export class PlanRun {
       error: next.error,
       decisions: drafts.map((draft, i) => ({ seq: first + i, draft })),
     };
-    const { decisionIds } = await recordPlanState(input);
+    const { decisionIds } = await this.recordings.recordPlanState(input);
     state.recordedState = next.state;
     Object.assign(plan, next, { decisionCount: state.decisionSeq });
     this.publish();
@@ -485,7 +513,7 @@ export class PlanRun {
     const { state } = this;
     try {
       this.publish();
-      await recordPlanCreated({ spec: state.spec, eventSeq: state.eventSeq++ });
+      await this.recordings.recordPlanCreated({ spec: state.spec, eventSeq: state.eventSeq++ });
       await body();
       await this.change('PLAN_APPLIED', {}, { message: 'the plan reached APPLIED' });
       // Let a caller's update finish with the final snapshot before the run closes.

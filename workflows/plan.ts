@@ -4,11 +4,12 @@
  * automation level asks for. The lifecycle rules are domain/lifecycle.ts; the recording and the handlers are
  * PlanRun's; this file is the order things happen in.
  */
-import { patched, proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities';
-import type { CheckInvariantsResult, PlanEventType } from '../activities/contracts';
+import type { CheckInvariantsInput, CheckInvariantsResult, PlanEventType } from '../activities/contracts';
 import { promptDefinitionDraft } from '../domain/decision';
 import { ERROR_TYPES, NON_RETRYABLE_ERROR_TYPES } from '../domain/errors';
+import { nextPhase } from '../domain/lifecycle';
 import type { Phase, WorkPhase } from '../domain/lifecycle';
 import type { PlanError } from '../domain/plan';
 import { unreviewedCommands } from '../domain/command-review';
@@ -23,10 +24,26 @@ import type { PhaseOutcome, PhaseWork } from './plan-run';
  * itself come back as results (so their decisions are recorded); what is thrown is infrastructure, retried a few
  * times.
  */
-const { strategize, execute, apply, checkInvariants } = proxyActivities<PlanActivities>({
+const phaseActivities = proxyActivities<PlanActivities>({
   // Generous: a step may run for an hour and be retried (auto-debug); the heartbeat, not this, finds dead workers.
   startToCloseTimeout: '6 hours',
   heartbeatTimeout: '1 minute',
+  retry: {
+    initialInterval: '1 second',
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+  },
+});
+const { strategize, execute, apply } = phaseActivities;
+
+/**
+ * The invariant checks that no phase's work runs beside (the first, and those after a person acted at a gate or
+ * retried), as local activities: a marker in history instead of a task of their own. A check reads the plan's
+ * invariants and changeset and may run a rule's command or ask a model, so it gets minutes, not seconds; the
+ * worker keeps the workflow task alive meanwhile.
+ */
+const { checkInvariants: checkLocally } = proxyLocalActivities<PlanActivities>({
+  startToCloseTimeout: '10 minutes',
   retry: {
     initialInterval: '1 second',
     maximumAttempts: 3,
@@ -40,24 +57,65 @@ const { strategize, execute, apply, checkInvariants } = proxyActivities<PlanActi
  */
 export const PHASE_ACTORS_PATCH = 'phase-actors';
 
+/**
+ * Marks plans with a lean history (ADR 0011): recordings and checks as local activities, the check before a
+ * transition done by the phase activity before it. A plan started before the marker keeps scheduling them as
+ * activities of their own, as its history says it did.
+ */
+export const LEAN_HISTORY_PATCH = 'lean-history';
+
 export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkflowResult> {
   // Decided once, before the first command: replaying an older plan must produce the same commands it did.
   if (!patched(PHASE_ACTORS_PATCH)) return legacyPlanWorkflow(input);
 
-  const run = new PlanRun(input);
+  const run = new PlanRun(input, { lean: patched(LEAN_HISTORY_PATCH) });
   run.installHandlers();
-  const enforce = (entering: Phase) => enforceInvariants(run, entering, null);
+  const checks = new InvariantChecks(run);
   return run.run(async () => {
-    await startPlan(run);
-    await run.runPhaseToCompletion('STRATEGIZE', (work) => phaseWork(run, 'STRATEGIZE', work), {
+    await startPlan(run, checks);
+    await run.runPhaseToCompletion('STRATEGIZE', (work) => phaseWork(run, checks, 'STRATEGIZE', work), {
       startRecorded: true,
     });
     for (const phase of WORK_PHASES.slice(1)) {
-      await run.transition(phase, enforce, phase === 'EXECUTE' ? commandsForReview(run) : []);
-      await run.runPhaseToCompletion(phase, (work) => phaseWork(run, phase, work), { startRecorded: false });
+      await run.transition(phase, checks.enforce, phase === 'EXECUTE' ? commandsForReview(run) : []);
+      await run.runPhaseToCompletion(phase, (work) => phaseWork(run, checks, phase, work), {
+        startRecorded: false,
+      });
     }
-    await run.transition('APPLIED', enforce);
+    await run.transition('APPLIED', checks.enforce);
   });
+}
+
+/**
+ * Where a plan's invariant checks run. On a lean plan the check before a transition is made by the phase
+ * activity that completes the phase (it has the plan and the changeset in hand, and no task of its own is
+ * scheduled); every other check is a local activity. Older plans schedule each check as an activity.
+ */
+class InvariantChecks {
+  /** The phase activity's check, kept for the transition's first guard, which then need not check again. */
+  private folded: CheckInvariantsResult | null = null;
+
+  constructor(private readonly run: PlanRun) {}
+
+  /** The transition the phase activity checks before returning; null: the workflow checks it itself. */
+  after(phase: WorkPhase): Phase | null {
+    return this.run.lean ? (nextPhase(phase) ?? null) : null;
+  }
+
+  keep(result: CheckInvariantsResult | null): void {
+    this.folded = result;
+  }
+
+  check(input: CheckInvariantsInput): Promise<CheckInvariantsResult> {
+    return this.run.lean ? checkLocally(input) : phaseActivities.checkInvariants(input);
+  }
+
+  /** The transition guard: the kept check is used once, by the first guard after its phase completed. */
+  readonly enforce = (entering: Phase): Promise<void> => {
+    const first = this.folded;
+    this.folded = null;
+    return enforceInvariants(this.run, this, entering, first);
+  };
 }
 
 /**
@@ -65,10 +123,10 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
  * tree (under it: their numbers come right after the root's, and nothing can take numbers meanwhile, since a
  * correction needs a recorded decision), then enforced before Strategize's work starts.
  */
-async function startPlan(run: PlanRun): Promise<void> {
+async function startPlan(run: PlanRun, checks: InvariantChecks): Promise<void> {
   let startCheck: CheckInvariantsResult | null = null;
   try {
-    startCheck = await checkInvariants({
+    startCheck = await checks.check({
       spec: run.spec,
       phase: 'STRATEGIZE',
       entering: null,
@@ -83,7 +141,7 @@ async function startPlan(run: PlanRun): Promise<void> {
     [promptDefinitionDraft(run.spec), ...(startCheck?.decisions ?? [])],
     startCheck?.summary ?? null,
   );
-  await enforceInvariants(run, null, startCheck);
+  await enforceInvariants(run, checks, null, startCheck);
 }
 
 /**
@@ -112,6 +170,7 @@ function commandsForReview(run: PlanRun): string[] {
  */
 async function enforceInvariants(
   run: PlanRun,
+  checks: InvariantChecks,
   entering: Phase | null,
   first: CheckInvariantsResult | null,
 ): Promise<void> {
@@ -125,7 +184,7 @@ async function enforceInvariants(
     try {
       const result =
         pendingResult ??
-        (await checkInvariants({
+        (await checks.check({
           spec: run.spec,
           phase: plan.phase,
           entering,
@@ -163,12 +222,19 @@ async function enforceInvariants(
 }
 
 /** One run of a phase's work; which actor does it is the activity's business. */
-async function phaseWork(run: PlanRun, phase: WorkPhase, work: PhaseWork): Promise<PhaseOutcome> {
+async function phaseWork(
+  run: PlanRun,
+  checks: InvariantChecks,
+  phase: WorkPhase,
+  work: PhaseWork,
+): Promise<PhaseOutcome> {
   const { state, spec } = run;
+  const checkBefore = checks.after(phase);
   switch (phase) {
     case 'STRATEGIZE': {
-      const result = await strategize({ spec, ...work });
+      const result = await strategize({ spec, ...work, checkBefore });
       state.strategy = result.strategy;
+      checks.keep(result.invariants ?? null);
       return { ok: true, summary: result.summary, decisions: result.decisions };
     }
     case 'EXECUTE': {
@@ -176,7 +242,8 @@ async function phaseWork(run: PlanRun, phase: WorkPhase, work: PhaseWork): Promi
       // replay): a missing strategy is a bug in this workflow, which fails the workflow task, not the plan.
       if (state.strategy === null)
         throw new Error('Execute started without the strategy Strategize produced');
-      const result = await execute({ spec, ...work, strategy: state.strategy });
+      const result = await execute({ spec, ...work, strategy: state.strategy, checkBefore });
+      checks.keep(result.invariants ?? null);
       state.plan.sandboxRefs = result.sandboxRefs;
       state.plan.changesetId = result.changesetId;
       state.plan.validationSummary = result.validationSummary;
@@ -195,7 +262,9 @@ async function phaseWork(run: PlanRun, phase: WorkPhase, work: PhaseWork): Promi
         // Execute's line: nothing changes the plan's summary between a completed Execute and Apply.
         validationSummary: state.plan.validationSummary,
         at: now(),
+        checkBefore,
       });
+      checks.keep(result.invariants ?? null);
       state.plan.validationSummary = result.validationSummary;
       return { ok: true, summary: result.summary, decisions: result.decisions };
     }
