@@ -63,6 +63,8 @@ export interface PlanClientOptions {
   /** How long a command waits for the workflow to act on it before saying the worker does not answer. */
   commandTimeoutMs?: number;
   taskQueue?: string;
+  /** History events after which a plan waiting at a gate continues as new; the workflow's default otherwise. */
+  historyEventLimit?: number;
 }
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
@@ -74,6 +76,7 @@ const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
 export class PlanClient {
   private readonly commandTimeoutMs: number;
   private readonly taskQueue: string;
+  private readonly historyEventLimit: number | undefined;
 
   constructor(
     readonly temporal: Client,
@@ -84,6 +87,7 @@ export class PlanClient {
   ) {
     this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
     this.taskQueue = options.taskQueue ?? TASK_QUEUE;
+    this.historyEventLimit = options.historyEventLimit;
   }
 
   /**
@@ -98,7 +102,11 @@ export class PlanClient {
       this.temporal.workflow.start(planWorkflow, {
         workflowId,
         taskQueue: this.taskQueue,
-        args: [spec],
+        args: [
+          this.historyEventLimit === undefined
+            ? spec
+            : { ...spec, historyEventLimit: this.historyEventLimit },
+        ],
         memo: { [PLAN_NAME_MEMO]: spec.name },
         // Set at start so the Web UI can filter the plan before a worker has picked it up.
         typedSearchAttributes: planSearchAttributes(queued),

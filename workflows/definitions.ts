@@ -7,14 +7,60 @@
 import { defineSearchAttributeKey } from '@temporalio/common';
 import type { SearchAttributePair } from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { Phase } from '../domain/lifecycle';
+import type { Phase, ProcessingState } from '../domain/lifecycle';
 import type { CorrectionIds } from '../domain/decision';
 import { TASK_QUEUE } from '../domain/ids';
 import type { PlanSnapshot, PlanSpec } from '../domain/plan';
+import type { Strategy } from '../domain/steps';
 
 export { TASK_QUEUE };
 
-export type PlanWorkflowInput = PlanSpec;
+/**
+ * The plan workflow's one parameter: the validated spec, and for a run continued as new (a long plan, at a gate)
+ * the state the run before handed over.
+ */
+export type PlanWorkflowInput = PlanSpec & {
+  continuation?: PlanContinuation;
+  /**
+   * History events after which a run waiting at a gate continues as new (Temporal's own suggestion counts too).
+   * Left out: DEFAULT_HISTORY_EVENT_LIMIT. Tests set a tiny one to make every gate continue.
+   */
+  historyEventLimit?: number;
+};
+
+/** Far below Temporal's limits (50,000 events): replaying a parked plan on a new worker stays cheap. */
+export const DEFAULT_HISTORY_EVENT_LIMIT = 2_000;
+
+/**
+ * Everything a running plan holds, in one serialisable object: the plan as shown, the sequence counters, the
+ * products handed from phase to phase, and the people's requests awaiting their turn. Continuing as new is one
+ * call that carries it.
+ */
+export interface PlanWorkflowState {
+  spec: PlanSpec;
+  plan: PlanSnapshot;
+  /**
+   * Sequence numbers are allocated here, in deterministic workflow code, and handed to activities: a retried
+   * activity carries the same numbers and storage ignores a row it already has.
+   */
+  eventSeq: number;
+  decisionSeq: number;
+  /** Strategize's steps, for Execute; rebuilt by replay, and carried over when the run continues as new. */
+  strategy: Strategy | null;
+  /** The state of the last record written; plan.state may run ahead of it while a person's command is awaited. */
+  recordedState: ProcessingState;
+  approval: AdvancePlanRequest | null;
+  retry: RetryPhaseRequest | null;
+  /** Where the next phase's decisions hang: the last decision of the phase before. */
+  parentDecisionSeq: number;
+}
+
+/** What a run hands to the run it continues as: its state (the spec is the input's) and the gate it waits at. */
+export interface PlanContinuation {
+  state: Omit<PlanWorkflowState, 'spec'>;
+  /** The phase the plan waits to enter; the gate is open and recorded. */
+  gate: Phase;
+}
 
 export interface PlanWorkflowResult {
   planId: string;

@@ -10,6 +10,7 @@ import {
   CancellationScope,
   allHandlersFinished,
   condition,
+  continueAsNew,
   isCancellation,
   log,
   proxyActivities,
@@ -35,20 +36,15 @@ import {
 } from '../domain/lifecycle';
 import { WORKFLOW_ACTOR, initialSnapshot, withInputDefaults } from '../domain/plan';
 import type { PlanError, PlanSnapshot, PlanSpec } from '../domain/plan';
-import type { Strategy } from '../domain/steps';
 import {
+  DEFAULT_HISTORY_EVENT_LIMIT,
   advancePlanUpdate,
   correctDecisionUpdate,
   getPlanQuery,
   planSearchAttributes,
   retryPhaseUpdate,
 } from './definitions';
-import type {
-  AdvancePlanRequest,
-  PlanWorkflowInput,
-  PlanWorkflowResult,
-  RetryPhaseRequest,
-} from './definitions';
+import type { PlanWorkflowInput, PlanWorkflowResult, PlanWorkflowState } from './definitions';
 
 /**
  * Recording must eventually succeed: storage hiccups retry without limit. What a retry cannot fix (a rule
@@ -94,30 +90,6 @@ export function now(): string {
   return new Date().toISOString();
 }
 
-/**
- * Everything a running plan holds, in one serialisable object: the plan as shown, the sequence counters, the
- * products handed from phase to phase, and the people's requests awaiting their turn. Continuing as new is then
- * one call that carries this object.
- */
-export interface PlanWorkflowState {
-  spec: PlanSpec;
-  plan: PlanSnapshot;
-  /**
-   * Sequence numbers are allocated here, in deterministic workflow code, and handed to activities: a retried
-   * activity carries the same numbers and storage ignores a row it already has.
-   */
-  eventSeq: number;
-  decisionSeq: number;
-  /** Strategize's steps, for Execute; rebuilt by replay, so it needs no storage of its own. */
-  strategy: Strategy | null;
-  /** The state of the last record written; plan.state may run ahead of it while a person's command is awaited. */
-  recordedState: ProcessingState;
-  approval: AdvancePlanRequest | null;
-  retry: RetryPhaseRequest | null;
-  /** Where the next phase's decisions hang: the last decision of the phase before. */
-  parentDecisionSeq: number;
-}
-
 export type PhaseOutcome =
   | { ok: true; summary: string; decisions: DecisionDraft[] }
   | { ok: false; failure: PhaseFailure; decisions: DecisionDraft[] };
@@ -153,10 +125,23 @@ export class PlanRun {
   readonly lean: boolean;
   private readonly recordings: Recordings;
 
+  /** The gate a continued run resumes at (PlanContinuation); null once passed, and for a plan's first run. */
+  private continuedAt: Phase | null;
+  private readonly continued: boolean;
+  private readonly historyEventLimit: number;
+
   constructor(input: PlanWorkflowInput, options: { lean: boolean }) {
     this.lean = options.lean;
     this.recordings = options.lean ? localRecordings : scheduledRecordings;
-    const spec = withInputDefaults(input);
+    const { continuation, historyEventLimit, ...given } = input;
+    const spec = withInputDefaults(given);
+    this.historyEventLimit = historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT;
+    this.continuedAt = continuation?.gate ?? null;
+    this.continued = continuation !== undefined;
+    if (continuation !== undefined) {
+      this.state = { spec, ...continuation.state };
+      return;
+    }
     const plan = initialSnapshot(spec, workflowInfo().workflowId);
     this.state = {
       spec,
@@ -169,6 +154,16 @@ export class PlanRun {
       retry: null,
       parentDecisionSeq: 0,
     };
+  }
+
+  /** Whether this run continues a plan at the gate into `phase` (the phases before it ran in earlier runs). */
+  resumesAt(phase: Phase): boolean {
+    return this.continuedAt === phase;
+  }
+
+  /** Whether this run starts the plan (false: it continues one, and its first steps ran in an earlier run). */
+  get isFirstRun(): boolean {
+    return !this.continued;
   }
 
   get plan(): PlanSnapshot {
@@ -463,10 +458,8 @@ export class PlanRun {
     // workflow, which fails the workflow task (and waits for a fixed worker) rather than the plan.
     if (!verdict.ok) throw new Error(`illegal transition to ${to}: ${verdict.reason}`);
     await guard(to);
-    const from = state.plan.phase;
-    const entered = to === 'APPLIED' ? 'COMPLETE' : 'QUEUED';
     if (!requiresApproval(state.plan.automationLevel, to) && commandsForReview.length === 0) {
-      await this.change('PHASE_ADVANCED', { phase: to, state: entered });
+      await this.change('PHASE_ADVANCED', { phase: to, state: enteredState(to) });
       return;
     }
     // The gate opens before its record is written (the one exception to "write first, show second"): a person who
@@ -479,12 +472,26 @@ export class PlanRun {
       { awaitingApproval: true },
       { message: gateMessage(to, commandsForReview) },
     );
+    await this.continueAsNewIfLong(to);
+    await this.passGate(to, guard);
+  }
+
+  /** A continued run's way through the gate its predecessor opened and recorded. */
+  async resumeGate(to: Phase, guard: (to: Phase) => Promise<void>): Promise<void> {
+    this.continuedAt = null;
+    await this.passGate(to, guard);
+  }
+
+  /** Waits for a person's approval at an open gate, checks again, and records the transition. */
+  private async passGate(to: Phase, guard: (to: Phase) => Promise<void>): Promise<void> {
+    const { state } = this;
+    const from = state.plan.phase;
     await condition(() => state.approval !== null);
     const request = pending(state.approval);
     await guard(to);
     await this.change(
       'PHASE_ADVANCED',
-      { phase: to, state: entered, awaitingApproval: false },
+      { phase: to, state: enteredState(to), awaitingApproval: false },
       {
         recordedBy: request.by,
         message: request.reason ?? null,
@@ -506,6 +513,29 @@ export class PlanRun {
   }
 
   /**
+   * A plan can wait at gates for days and be corrected and retried many times: at a gate, once its history is
+   * long (past the limit, or Temporal suggests it), the run hands its whole state to a new run of the same
+   * workflow and the gate stays open there. Only lean plans do: an older plan's history was written without
+   * this, and its replay must produce the same commands.
+   */
+  private async continueAsNewIfLong(gate: Phase): Promise<void> {
+    const { state } = this;
+    const info = workflowInfo();
+    if (!this.lean || (info.historyLength < this.historyEventLimit && !info.continueAsNewSuggested)) return;
+    // A correction being recorded finishes first. An approval accepted meanwhile wins: its update waits for the
+    // transition, which this run then makes, rather than being cut off by the hand-over.
+    await condition(() => state.approval !== null || allHandlersFinished());
+    if (state.approval !== null) return;
+    const { spec, ...carried } = state;
+    log.info('continuing as new at a gate', { planId: state.plan.planId, gate, events: info.historyLength });
+    await continueAsNew<(input: PlanWorkflowInput) => Promise<PlanWorkflowResult>>({
+      ...spec,
+      continuation: { state: carried, gate },
+      historyEventLimit: this.historyEventLimit,
+    });
+  }
+
+  /**
    * The frame of every plan: creation recorded, `body` run (the phases and their transitions), APPLIED recorded,
    * and a cancellation recorded whatever it interrupted.
    */
@@ -513,7 +543,9 @@ export class PlanRun {
     const { state } = this;
     try {
       this.publish();
-      await this.recordings.recordPlanCreated({ spec: state.spec, eventSeq: state.eventSeq++ });
+      // A continued run's plan was created by the first run.
+      if (this.isFirstRun)
+        await this.recordings.recordPlanCreated({ spec: state.spec, eventSeq: state.eventSeq++ });
       await body();
       await this.change('PLAN_APPLIED', {}, { message: 'the plan reached APPLIED' });
       // Let a caller's update finish with the final snapshot before the run closes.
@@ -533,6 +565,11 @@ export class PlanRun {
       throw err;
     }
   }
+}
+
+/** A work phase is entered QUEUED (its work is still to start); APPLIED is entered done. */
+function enteredState(to: Phase): ProcessingState {
+  return to === 'APPLIED' ? 'COMPLETE' : 'QUEUED';
 }
 
 function requireRequester(by: string): void {

@@ -71,18 +71,31 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
   const run = new PlanRun(input, { lean: patched(LEAN_HISTORY_PATCH) });
   run.installHandlers();
   const checks = new InvariantChecks(run);
-  return run.run(async () => {
-    await startPlan(run, checks);
-    await run.runPhaseToCompletion('STRATEGIZE', (work) => phaseWork(run, checks, 'STRATEGIZE', work), {
-      startRecorded: true,
-    });
-    for (const phase of WORK_PHASES.slice(1)) {
+  // A run continued as new starts at the gate its predecessor waited at: what comes before it ran in earlier runs.
+  let skipping = !run.isFirstRun;
+  const enter = async (phase: Phase): Promise<void> => {
+    if (run.resumesAt(phase)) {
+      skipping = false;
+      await run.resumeGate(phase, checks.enforce);
+    } else if (!skipping) {
       await run.transition(phase, checks.enforce, phase === 'EXECUTE' ? commandsForReview(run) : []);
+    }
+  };
+  return run.run(async () => {
+    if (!skipping) {
+      await startPlan(run, checks);
+      await run.runPhaseToCompletion('STRATEGIZE', (work) => phaseWork(run, checks, 'STRATEGIZE', work), {
+        startRecorded: true,
+      });
+    }
+    for (const phase of WORK_PHASES.slice(1)) {
+      await enter(phase);
+      if (skipping) continue;
       await run.runPhaseToCompletion(phase, (work) => phaseWork(run, checks, phase, work), {
         startRecorded: false,
       });
     }
-    await run.transition('APPLIED', checks.enforce);
+    await enter('APPLIED');
   });
 }
 

@@ -4,14 +4,17 @@
  * name it lists them. Record a scenario again only when a workflow change is meant to be incompatible with running
  * plans, and say so in the commit: the checked-in histories are what proves every other change replays.
  *
- * `runphase-*.json` were recorded before actors (issue 6) and are never recorded again: plans started then must
- * still replay, and this code can no longer produce them.
+ * A scenario is recorded as `<GENERATION>-<scenario>.json`. Older generations are never recorded again: plans
+ * started then must still replay, and this code can no longer produce them. `runphase-*` were recorded before
+ * actors (issue 6), `actors-*` before lean histories (issue 13: recordings and checks as local activities).
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { History } from '@temporalio/common/lib/proto-utils';
 import { createActorRegistry } from '../../actors';
+import { PlanClient } from '../../client/plans';
 import type { ActorRegistry } from '../../actors';
 import { parseActionFile } from '../../domain/action-file';
 import type { AutomationLevel } from '../../domain/lifecycle';
@@ -22,6 +25,9 @@ import type { Harness } from '../helpers/harness';
 
 const OUT_DIR = __dirname;
 
+/** The workflow generation this code records: the newest patch marker its plans carry (`lean-history`). */
+const GENERATION = 'lean';
+
 interface Scenario {
   level: AutomationLevel;
   /** The action the plan is made from, and its arguments; local/example with a greeting unless said. */
@@ -30,6 +36,11 @@ interface Scenario {
   actors?(): Promise<{ registry: ActorRegistry; close(): Promise<void> }>;
   /** Drives the plan from its creation to its end; the worker runs meanwhile. */
   drive(h: Harness, planId: string): Promise<void>;
+  /**
+   * Plans continue as new at gates once their history passes this many events. Each run has its history: the
+   * first (which ends continuing as new) and the last (which starts from a continuation) are recorded.
+   */
+  historyEventLimit?: number;
   /** Activities to replace on the worker that runs this scenario. */
   overrides?(h: Harness): Parameters<Harness['withWorker']>[1];
 }
@@ -55,9 +66,9 @@ async function cli(h: Harness, ...argv: string[]): Promise<string> {
 }
 
 const SCENARIOS: Record<string, Scenario> = {
-  'actors-manual-applied': { level: 'MANUAL', drive: approveToTheEnd },
+  'manual-applied': { level: 'MANUAL', drive: approveToTheEnd },
 
-  'actors-review-cancelled': {
+  'review-cancelled': {
     level: 'REVIEW_BEFORE_APPLY',
     async drive(h, planId) {
       await h.client.waitForInput(planId);
@@ -65,7 +76,7 @@ const SCENARIOS: Record<string, Scenario> = {
     },
   },
 
-  'actors-full-errored-retried': {
+  'full-errored-retried': {
     level: 'FULL_AUTOMATION',
     async drive(h, planId) {
       await h.client.waitForInput(planId);
@@ -85,7 +96,7 @@ const SCENARIOS: Record<string, Scenario> = {
    * A model proposes a command the action does not contain: the fully automatic plan stops before Execute until a
    * person approves, then runs to the end by itself.
    */
-  'actors-full-command-review': {
+  'full-command-review': {
     level: 'FULL_AUTOMATION',
     action: { name: 'local/model-recorded', arguments: {} },
     async actors() {
@@ -118,8 +129,11 @@ const SCENARIOS: Record<string, Scenario> = {
     },
   },
 
+  /** Every gate continues as new (a limit of one event); the plan crosses four runs to APPLIED. */
+  'manual-continued': { level: 'MANUAL', historyEventLimit: 1, drive: approveToTheEnd },
+
   /** A person corrects the strategy at the first gate; the plan then goes on to APPLIED. */
-  'actors-manual-corrected': {
+  'manual-corrected': {
     level: 'MANUAL',
     async drive(h, planId) {
       await h.client.waitForInput(planId);
@@ -139,7 +153,7 @@ const SCENARIOS: Record<string, Scenario> = {
    * An invariant added at the gate before APPLY stops the approved transition; a retry with it still there stops
    * again, and once it is removed a retry takes the approved transition.
    */
-  'actors-review-invariant-retried': {
+  'review-invariant-retried': {
     level: 'REVIEW_BEFORE_APPLY',
     async drive(h, planId) {
       await h.client.waitForInput(planId);
@@ -174,8 +188,15 @@ const SCENARIOS: Record<string, Scenario> = {
 };
 
 async function record(h: Harness, name: string, scenario: Scenario): Promise<void> {
-  const run = async () => {
-    const created = await h.client.create({
+  const client =
+    scenario.historyEventLimit === undefined
+      ? h.client
+      : new PlanClient(h.env.client, h.plans, h.catalog, h.invariants, {
+          taskQueue: h.taskQueue,
+          historyEventLimit: scenario.historyEventLimit,
+        });
+  const run = async (): Promise<Array<{ suffix: string; history: History }>> => {
+    const created = await client.create({
       actionName: scenario.action?.name ?? 'local/example',
       projects: ['local/demo'],
       automationLevel: scenario.level,
@@ -185,16 +206,32 @@ async function record(h: Harness, name: string, scenario: Scenario): Promise<voi
     await scenario.drive(h, created.planId);
     const handle = h.env.client.workflow.getHandle(created.workflowId);
     await handle.result().catch(() => undefined);
-    return handle.fetchHistory();
+    if (scenario.historyEventLimit === undefined)
+      return [{ suffix: '', history: await handle.fetchHistory() }];
+    const runs: Array<{ runId: string; start: number }> = [];
+    for await (const info of h.env.client.workflow.list({ query: `WorkflowId = '${created.workflowId}'` })) {
+      runs.push({ runId: info.runId, start: info.startTime.getTime() });
+    }
+    runs.sort((a, b) => a.start - b.start);
+    const [first, last] = [runs[0], runs.at(-1)];
+    if (first === undefined || last === undefined || first === last)
+      throw new Error(`plan ${created.planId} never continued as new`);
+    const runHistory = (id: string) => h.env.client.workflow.getHandle(created.workflowId, id).fetchHistory();
+    return [
+      { suffix: '-first', history: await runHistory(first.runId) },
+      { suffix: '-last', history: await runHistory(last.runId) },
+    ];
   };
   const actors = await scenario.actors?.();
-  const history = await (actors === undefined
+  const histories = await (actors === undefined
     ? h.withWorker(run, scenario.overrides?.(h))
     : h.withActors(actors.registry, run).finally(() => actors.close()));
-  // The canonical JSON form (as `temporal workflow show --output json` prints it), readable by historyFromJSON.
-  const file = path.join(OUT_DIR, `${name}.json`);
-  writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
-  console.log(`recorded ${path.relative(process.cwd(), file)} (${history.events?.length ?? 0} events)`);
+  for (const { suffix, history } of histories) {
+    // The canonical JSON form (as `temporal workflow show --output json` prints it), readable by historyFromJSON.
+    const file = path.join(OUT_DIR, `${GENERATION}-${name}${suffix}.json`);
+    writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
+    console.log(`recorded ${path.relative(process.cwd(), file)} (${history.events?.length ?? 0} events)`);
+  }
 }
 
 async function main(names: string[]): Promise<number> {

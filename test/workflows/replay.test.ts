@@ -24,7 +24,9 @@ function* historyIterable() {
 }
 
 it('has the recorded histories to replay', () => {
-  // runphase-*: plans started before actors (they take the old path); actors-*: plans started since.
+  // runphase-*: plans started before actors (they take the legacy path); actors-*: plans started with actors,
+  // before lean histories (their recordings and checks are activities of their own); lean-*: plans started since,
+  // one of them across runs continued as new (its first run and its last).
   expect(histories).toEqual([
     'actors-full-command-review.json',
     'actors-full-errored-retried.json',
@@ -32,6 +34,14 @@ it('has the recorded histories to replay', () => {
     'actors-manual-corrected.json',
     'actors-review-cancelled.json',
     'actors-review-invariant-retried.json',
+    'lean-full-command-review.json',
+    'lean-full-errored-retried.json',
+    'lean-manual-applied.json',
+    'lean-manual-continued-first.json',
+    'lean-manual-continued-last.json',
+    'lean-manual-corrected.json',
+    'lean-review-cancelled.json',
+    'lean-review-invariant-retried.json',
     'runphase-full-errored-retried.json',
     'runphase-manual-applied.json',
     'runphase-review-cancelled.json',
