@@ -20,6 +20,16 @@ export type {
 } from '../storage/types';
 export type { PlanEventType } from '../domain/plan';
 
+/**
+ * How an activity's input names its plan: a lean plan's workflow by id (activities/specs.ts reads the spec, fixed
+ * for the plan's life, from its row), plans started before lean histories with the whole spec, as their
+ * histories and their already scheduled activities hold it.
+ */
+export type PlanRef = { planId: string } | { spec: PlanSpec };
+
+/** An activity's input as the workflow sends it: the spec replaced by a PlanRef. */
+export type ByPlanRef<T extends { spec: PlanSpec }> = Omit<T, 'spec'> & PlanRef;
+
 export interface RunPhaseInput {
   spec: PlanSpec;
   phase: WorkPhase;

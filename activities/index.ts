@@ -5,11 +5,13 @@
 import type { ActorRegistry } from '../actors/registry';
 import type { Isolation } from '../sandbox/isolation';
 import type { Stores } from '../storage';
-import type { RunPhaseInput, RunPhaseResult } from './contracts';
+import type { PlanSpec } from '../domain/plan';
+import type { ByPlanRef, RunPhaseInput, RunPhaseResult } from './contracts';
 import { guardActivities } from './failures';
 import { createInvariantActivities } from './invariants';
 import { runBuiltinPhase } from './phases';
 import { createRecordingActivities } from './recording';
+import { createSpecSource } from './specs';
 import { createWorkActivities } from './work';
 
 export interface ActivityDependencies extends Stores {
@@ -21,11 +23,20 @@ export interface ActivityDependencies extends Stores {
 }
 
 export function createActivities(deps: ActivityDependencies) {
-  const invariants = createInvariantActivities(deps);
+  const { checkInvariants } = createInvariantActivities(deps);
+  const { strategize, execute, apply } = createWorkActivities({ ...deps, checkInvariants });
+  const specOf = createSpecSource(deps.plans);
+  /** The activity as the workflow calls it: the plan named by a PlanRef, the spec found before the work starts. */
+  const byPlanRef =
+    <I extends { spec: PlanSpec }, R>(activity: (input: I) => Promise<R>) =>
+    async (input: ByPlanRef<I>): Promise<R> =>
+      activity({ ...input, spec: await specOf(input) } as I);
   return guardActivities({
     ...createRecordingActivities(deps),
-    ...invariants,
-    ...createWorkActivities({ ...deps, checkInvariants: invariants.checkInvariants }),
+    checkInvariants: byPlanRef(checkInvariants),
+    strategize: byPlanRef(strategize),
+    execute: byPlanRef(execute),
+    apply: byPlanRef(apply),
 
     /** Plans started before actors existed replay against this; new plans call strategize/execute/apply. */
     async runPhase(input: RunPhaseInput): Promise<RunPhaseResult> {

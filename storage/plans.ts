@@ -13,6 +13,8 @@ import {
   namespacedNameSchema,
   phaseSchema,
   planInvariantSchema,
+  planSpecSchema,
+  describeZodError,
   processingStateSchema,
   profileSnapshotSchema,
   projectLinkSchema,
@@ -139,6 +141,11 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
     async getPlan(planId) {
       const row = await prisma.plan.findUnique({ where: { id: planId }, include: withChildren });
       return row === null ? null : toPlanRecord(row);
+    },
+
+    async getSpec(planId) {
+      const row = await prisma.plan.findUnique({ where: { id: planId } });
+      return row === null ? null : toPlanSpec(row);
     },
 
     async listPlans(filter: PlanFilter = {}) {
@@ -358,6 +365,46 @@ const planEventTypeSchema = z.enum(PLAN_EVENT_TYPES);
 const storedProjectLinksSchema = z.array(
   projectLinkSchema.extend({ alias: z.string().nullable().default(null) }),
 );
+
+/**
+ * The spec a plan was created with, read back from the columns creationRow wrote it into. The same schema that
+ * validated it at creation validates it here: a row that no longer makes a valid spec is reported, not guessed at.
+ */
+function toPlanSpec(row: Plan): PlanSpec {
+  const parsed = planSpecSchema.safeParse({
+    planId: row.id,
+    name: row.name,
+    actionName: row.actionName,
+    description: row.description,
+    projects: row.projects,
+    automationLevel: row.automationLevel,
+    arguments: row.arguments,
+    argumentsOrder: row.argumentsOrder,
+    definitionOfDone: row.definitionOfDone,
+    automationProfileName: row.automationProfileName,
+    effectiveProfileSnapshot: row.effectiveProfileSnapshot,
+    invariants: row.invariants,
+    actors: {
+      strategyActor: row.strategyActor,
+      executionActor: row.executionActor,
+      estimationActor: row.estimationActor,
+      invariantActor: row.invariantActor,
+    },
+    execution: row.execution,
+    tags: row.tags,
+    steps: row.steps,
+    validation: row.validation,
+    parentPlanId: row.parentPlanId,
+    rootPlanId: row.rootPlanId,
+    depth: row.depth,
+    createdBy: row.createdBy,
+    createdAt: row.createdAt.toISOString(),
+  });
+  if (!parsed.success) {
+    throw new Error(`plan ${row.id}: its stored spec is not valid: ${describeZodError(parsed.error)}`);
+  }
+  return parsed.data;
+}
 
 function toPlanRecord(row: PlanRow): PlanRecord {
   return {

@@ -76,6 +76,8 @@ export interface PlanStore {
    */
   recordPlanState(input: PlanStateWrite): Promise<PlanStateWritten>;
   getPlan(planId: string): Promise<PlanRecord | null>;
+  /** The spec the plan was created with (fixed for its life), or null for an unknown plan. */
+  getSpec(planId: string): Promise<PlanSpec | null>;
   /** Newest first. */
   listPlans(filter?: PlanFilter): Promise<PlanRecord[]>;
   /** By sequence number; only those after `afterSeq` when given (a follower reads what is new). */

@@ -20,7 +20,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities';
-import type { PhaseFailure, PlanEventType, RecordPlanStateInput } from '../activities/contracts';
+import type { PhaseFailure, PlanEventType, PlanRef, RecordPlanStateInput } from '../activities/contracts';
 import type { DecisionDraft } from '../domain/decision';
 import { userInterventionDraft } from '../domain/decision';
 import { ERROR_TYPES, NON_RETRYABLE_ERROR_TYPES } from '../domain/errors';
@@ -172,6 +172,14 @@ export class PlanRun {
 
   get spec(): PlanSpec {
     return this.state.spec;
+  }
+
+  /**
+   * How this plan's activities are told which plan they work for: a lean plan by id (its spec travels once, in
+   * the workflow's input), an older one with the spec, as its history holds.
+   */
+  get planRef(): PlanRef {
+    return this.lean ? { planId: this.state.spec.planId } : { spec: this.state.spec };
   }
 
   allocateDecisions(count: number): number {

@@ -6,7 +6,12 @@
  */
 import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities';
-import type { CheckInvariantsInput, CheckInvariantsResult, PlanEventType } from '../activities/contracts';
+import type {
+  ByPlanRef,
+  CheckInvariantsInput,
+  CheckInvariantsResult,
+  PlanEventType,
+} from '../activities/contracts';
 import { promptDefinitionDraft } from '../domain/decision';
 import { ERROR_TYPES, NON_RETRYABLE_ERROR_TYPES } from '../domain/errors';
 import { nextPhase } from '../domain/lifecycle';
@@ -119,7 +124,7 @@ class InvariantChecks {
     this.folded = result;
   }
 
-  check(input: CheckInvariantsInput): Promise<CheckInvariantsResult> {
+  check(input: ByPlanRef<CheckInvariantsInput>): Promise<CheckInvariantsResult> {
     return this.run.lean ? checkLocally(input) : phaseActivities.checkInvariants(input);
   }
 
@@ -140,7 +145,7 @@ async function startPlan(run: PlanRun, checks: InvariantChecks): Promise<void> {
   let startCheck: CheckInvariantsResult | null = null;
   try {
     startCheck = await checks.check({
-      spec: run.spec,
+      ...run.planRef,
       phase: 'STRATEGIZE',
       entering: null,
       changesetId: null,
@@ -198,7 +203,7 @@ async function enforceInvariants(
       const result =
         pendingResult ??
         (await checks.check({
-          spec: run.spec,
+          ...run.planRef,
           phase: plan.phase,
           entering,
           changesetId: plan.changesetId,
@@ -241,11 +246,11 @@ async function phaseWork(
   phase: WorkPhase,
   work: PhaseWork,
 ): Promise<PhaseOutcome> {
-  const { state, spec } = run;
+  const { state, planRef } = run;
   const checkBefore = checks.after(phase);
   switch (phase) {
     case 'STRATEGIZE': {
-      const result = await strategize({ spec, ...work, checkBefore });
+      const result = await strategize({ ...planRef, ...work, checkBefore });
       state.strategy = result.strategy;
       checks.keep(result.invariants ?? null);
       return { ok: true, summary: result.summary, decisions: result.decisions };
@@ -255,7 +260,7 @@ async function phaseWork(
       // replay): a missing strategy is a bug in this workflow, which fails the workflow task, not the plan.
       if (state.strategy === null)
         throw new Error('Execute started without the strategy Strategize produced');
-      const result = await execute({ spec, ...work, strategy: state.strategy, checkBefore });
+      const result = await execute({ ...planRef, ...work, strategy: state.strategy, checkBefore });
       checks.keep(result.invariants ?? null);
       state.plan.sandboxRefs = result.sandboxRefs;
       state.plan.changesetId = result.changesetId;
@@ -269,7 +274,7 @@ async function phaseWork(
       if (state.plan.changesetId === null)
         throw new Error('Apply started without the changeset Execute produced');
       const result = await apply({
-        spec,
+        ...planRef,
         ...work,
         changesetId: state.plan.changesetId,
         // Execute's line: nothing changes the plan's summary between a completed Execute and Apply.

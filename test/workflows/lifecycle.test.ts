@@ -8,7 +8,7 @@ import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { planWorkflowId } from '../../domain/ids';
 import type { PlanSnapshot } from '../../domain/plan';
 import type { Strategy } from '../../domain/steps';
-import type { ExecuteInput, ExecuteResult } from '../../activities/contracts';
+import type { ByPlanRef, ExecuteInput, ExecuteResult } from '../../activities/contracts';
 import { getPlanQuery } from '../../workflows/definitions';
 import { createHarness } from '../helpers/harness';
 import { waitUntil } from '../helpers/wait';
@@ -336,7 +336,7 @@ describe('durability', () => {
 describe('phase failure', () => {
   it('parks a failing phase ERRORED with its error, and `plan retry` resumes it', async () => {
     let failures = 0;
-    const execute = async (input: ExecuteInput): Promise<ExecuteResult> => {
+    const execute = async (input: ByPlanRef<ExecuteInput>): Promise<ExecuteResult> => {
       if (input.attempt === 1) {
         failures++;
         throw ApplicationFailure.nonRetryable('the sandbox could not be created', 'PhaseFailed');
