@@ -37,6 +37,16 @@ export const sharedEnvFields = {
   SANDBOX_ISOLATION: z.enum(SANDBOX_ISOLATION_MODES).default('bwrap'),
   /** CPU seconds each process of a boxed command may use, on top of the step's wall-clock timeout. */
   SANDBOX_CPU_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
+  /**
+   * How many workflows the worker keeps in memory (Temporal's sticky cache); unset: derived from the heap
+   * (config/worker-memory.ts). `0` keeps none: every workflow task then replays its plan's history.
+   */
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce
+    .number()
+    .int('must be a whole number of workflows')
+    .min(0, 'must be 0 (no cache) or more')
+    .max(100_000)
+    .optional(),
 };
 
 /** `FOO=` in a .env file means "not set", not "set to nothing". */

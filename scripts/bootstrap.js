@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * Entry point of `npm start` and `npm test`. Plain CommonJS on Node built-ins only: it runs on a fresh clone,
- * before node_modules exists, and installs it.
+ * Entry point of `npm start`, `npm run worker` and `npm test`. Plain CommonJS on Node built-ins only: it runs on a
+ * fresh clone, before node_modules exists, and installs it.
  */
 'use strict';
 
@@ -10,13 +10,17 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { clearInterval, setInterval } = require('node:timers');
+const { WORKER_NODE_FLAGS, workerEnv } = require('./worker-process');
 
 const ROOT = path.resolve(__dirname, '..');
 const MIN_NODE = [20, 19];
 const COMMANDS = {
   start: 'scripts/start.ts',
+  worker: 'worker/main.ts',
   test: 'scripts/test.ts',
 };
+/** The commands whose process runs the worker: started with its flags and environment (worker-process.js). */
+const RUNS_WORKER = new Set(['start', 'worker']);
 
 function fail(message) {
   process.stderr.write(`bootstrap: ${message}\n`);
@@ -77,10 +81,17 @@ function run(command, extraArgs) {
   // tsx as a loader in one node process, not the tsx CLI: the CLI sits between us and the script and SIGKILLs
   // its child when a relayed signal is not acknowledged within 30 ms, which can orphan the dev server that
   // `start` is in the middle of stopping.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...extraArgs], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
+  const runsWorker = RUNS_WORKER.has(command);
+  const flags = runsWorker ? WORKER_NODE_FLAGS : [];
+  const child = spawn(
+    process.execPath,
+    [...flags, '--import', 'tsx', path.join(ROOT, script), ...extraArgs],
+    {
+      cwd: ROOT,
+      stdio: 'inherit',
+      env: runsWorker ? workerEnv(process.env) : process.env,
+    },
+  );
   // A terminal Ctrl-C reaches the child directly too; it treats a duplicate that arrives at once as one.
   const forward = (signal) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);

@@ -9,6 +9,7 @@ import type { SandboxIsolationMode } from '../config/env';
 import { loadModelConfig } from '../actors/model/config';
 import type { ModelConfig } from '../actors/model/config';
 import { DATA_DIR, REPO_ROOT, resolveSandboxDir } from '../config/paths';
+import { defaultMaxCachedWorkflows } from '../config/worker-memory';
 import { DEFAULT_DATABASE_URL } from '../storage/sqlite';
 
 export { REPO_ROOT };
@@ -40,6 +41,8 @@ export interface StartConfig {
   sandboxDir: string;
   sandboxIsolation: SandboxIsolationMode;
   sandboxCpuSeconds: number;
+  /** The worker's sticky cache size (worker/config.ts). */
+  maxCachedWorkflows: number;
   /** The model-backed actor's endpoint, or null (the engine runs fully without it). */
   model: ModelConfig | null;
 }
@@ -83,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StartConfig {
     sandboxDir: resolveSandboxDir(data.SANDBOX_DIR, env),
     sandboxIsolation: data.SANDBOX_ISOLATION,
     sandboxCpuSeconds: data.SANDBOX_CPU_SECONDS,
+    maxCachedWorkflows: data.WORKER_MAX_CACHED_WORKFLOWS ?? defaultMaxCachedWorkflows(),
     model,
   };
 }

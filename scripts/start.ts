@@ -163,6 +163,7 @@ async function main(): Promise<void> {
       sandboxDir: config.sandboxDir,
       sandboxIsolation: config.sandboxIsolation,
       sandboxCpuSeconds: config.sandboxCpuSeconds,
+      maxCachedWorkflows: config.maxCachedWorkflows,
       isolation,
       model: config.model,
     });

@@ -4,6 +4,7 @@ import type { LogLevel, SandboxIsolationMode } from '../config/env';
 import { loadModelConfig } from '../actors/model/config';
 import type { ModelConfig } from '../actors/model/config';
 import { resolveSandboxDir } from '../config/paths';
+import { defaultMaxCachedWorkflows } from '../config/worker-memory';
 
 const workerEnvSchema = z.object({
   TEMPORAL_ADDRESS: sharedEnvFields.TEMPORAL_ADDRESS,
@@ -14,6 +15,7 @@ const workerEnvSchema = z.object({
   SANDBOX_DIR: sharedEnvFields.SANDBOX_DIR,
   SANDBOX_ISOLATION: sharedEnvFields.SANDBOX_ISOLATION,
   SANDBOX_CPU_SECONDS: sharedEnvFields.SANDBOX_CPU_SECONDS,
+  WORKER_MAX_CACHED_WORKFLOWS: sharedEnvFields.WORKER_MAX_CACHED_WORKFLOWS,
 });
 
 export interface WorkerConfig {
@@ -29,6 +31,11 @@ export interface WorkerConfig {
   sandboxIsolation: SandboxIsolationMode;
   /** CPU seconds per process of a boxed command. */
   sandboxCpuSeconds: number;
+  /**
+   * Workflows kept in memory between their tasks (Temporal's sticky cache); 0: none. Unset, derived from the
+   * heap (config/worker-memory.ts).
+   */
+  maxCachedWorkflows: number;
   /** The model-backed actor's endpoint; null when CLEVERAGENTS_MODEL_BASE_URL is not set. */
   model: ModelConfig | null;
 }
@@ -60,6 +67,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     sandboxDir: resolveSandboxDir(parsed.data.SANDBOX_DIR, env),
     sandboxIsolation: parsed.data.SANDBOX_ISOLATION,
     sandboxCpuSeconds: parsed.data.SANDBOX_CPU_SECONDS,
+    maxCachedWorkflows: parsed.data.WORKER_MAX_CACHED_WORKFLOWS ?? defaultMaxCachedWorkflows(),
     model,
   };
 }

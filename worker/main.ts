@@ -22,6 +22,7 @@ export async function runWorker(
     | 'sandboxDir'
     | 'sandboxIsolation'
     | 'sandboxCpuSeconds'
+    | 'maxCachedWorkflows'
     | 'model'
   > &
     Partial<Pick<WorkerConfig, 'taskQueue' | 'logLevel'>> & {
@@ -53,9 +54,11 @@ export async function runWorker(
       actors,
       sandboxDir: config.sandboxDir,
       isolation,
+      maxCachedWorkflows: config.maxCachedWorkflows,
     });
     console.log(
-      `worker: polling task queue ${taskQueue} on ${config.temporalAddress} (namespace ${config.namespace})`,
+      `worker: polling task queue ${taskQueue} on ${config.temporalAddress} (namespace ${config.namespace}); ` +
+        `up to ${worker.options.maxCachedWorkflows} workflows cached`,
     );
     console.log(
       `worker: strategy actors ${actors.names('strategy').join(', ')}; sandboxes in ${config.sandboxDir}`,
@@ -73,8 +76,11 @@ function toSdkLevel(level: WorkerConfig['logLevel']): 'TRACE' | 'DEBUG' | 'INFO'
 }
 
 if (require.main === module) {
-  runWorker(loadWorkerConfig()).catch((err: unknown) => {
-    console.error(`worker: ${err instanceof Error ? err.message : String(err)}`);
-    process.exit(1);
-  });
+  // A bad configuration is reported like any other failure: one line naming the variables, no stack trace.
+  Promise.resolve()
+    .then(() => runWorker(loadWorkerConfig()))
+    .catch((err: unknown) => {
+      console.error(`worker: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    });
 }

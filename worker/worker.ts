@@ -2,6 +2,7 @@ import { Worker } from '@temporalio/worker';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { ActivityDependencies, PlanActivities } from '../activities';
+import { defaultMaxCachedWorkflows } from '../config/worker-memory';
 import { TASK_QUEUE } from '../domain/ids';
 
 export interface PlanWorkerOptions extends ActivityDependencies {
@@ -10,6 +11,11 @@ export interface PlanWorkerOptions extends ActivityDependencies {
   taskQueue?: string;
   /** Tests replace single activities; production passes nothing. */
   activityOverrides?: Partial<PlanActivities>;
+  /**
+   * Workflows kept in memory between their tasks (Temporal's sticky cache); 0: none. Default: derived from the
+   * heap (config/worker-memory.ts), never the SDK's own default, which keeps every parked plan cached.
+   */
+  maxCachedWorkflows?: number;
   /** A prebuilt bundle (tests reuse one); otherwise the workflows are bundled from source. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -17,7 +23,15 @@ export interface PlanWorkerOptions extends ActivityDependencies {
 export const WORKFLOWS_PATH = require.resolve('../workflows');
 
 export async function createPlanWorker(options: PlanWorkerOptions): Promise<Worker> {
-  const { connection, namespace, taskQueue, activityOverrides, workflowBundle, ...dependencies } = options;
+  const {
+    connection,
+    namespace,
+    taskQueue,
+    activityOverrides,
+    workflowBundle,
+    maxCachedWorkflows,
+    ...dependencies
+  } = options;
   return Worker.create({
     connection,
     namespace,
@@ -26,6 +40,7 @@ export async function createPlanWorker(options: PlanWorkerOptions): Promise<Work
     // Heartbeats carry the current step to `plan watch` and the Web UI; the default throttle (80% of the
     // heartbeat timeout) would show a step up to 48 s late. One small server call every 2 s per running phase.
     maxHeartbeatThrottleInterval: '2 seconds',
+    maxCachedWorkflows: maxCachedWorkflows ?? defaultMaxCachedWorkflows(),
     ...(workflowBundle ? { workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
   });
 }

@@ -1,7 +1,8 @@
 /**
  * P6: the worker's memory with PARKED plans waiting at a gate, and a burst of ADVANCES sent at once. The engine
- * worker runs as its own process (`node --import tsx worker/main.ts`, configured by environment as in
- * production), so its resident set is its own: /proc/<pid>/status VmRSS, sampled throughout. MANUAL plans are
+ * worker is started as `npm run worker` starts it (scripts/bootstrap.js, with the flags and environment of
+ * scripts/worker-process.js, configured by environment and production defaults), and the resident set measured
+ * is that of the worker's process, not bootstrap's: /proc/<pid>/status VmRSS, sampled throughout. MANUAL plans are
  * parked at the Strategize gate; then ADVANCES of them are advanced together (Promise.all), each must come back
  * in EXECUTE, and a query of each must agree; the others must still be in STRATEGIZE. Latency is from the burst's
  * start to each update's answer.
@@ -31,13 +32,29 @@ function rssMb(pid: number): number {
 
 interface WorkerProcess {
   child: ChildProcess;
+  /** The worker's own process (bootstrap's child). */
   pid: number;
+  /** As the worker says when it starts polling. */
+  maxCachedWorkflows: number;
   stop(): Promise<void>;
 }
 
-/** Starts the worker the way `npm run worker` does, minus tsx's wrapper process, and waits until it polls. */
+/** bootstrap.js runs the worker in one child process (node --import tsx worker/main.ts). */
+function onlyChild(pid: number): number {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean);
+  if (children.length !== 1) throw new Error(`bootstrap (${pid}) has ${children.length} child processes`);
+  return Number(children[0]);
+}
+
+/**
+ * Starts the worker the way `npm run worker` does (npm's own shell aside) and waits until it polls; the pid is
+ * the worker's process.
+ */
 async function startWorkerProcess(h: Harness): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'worker', 'main.ts')], {
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'scripts', 'bootstrap.js'), 'worker'], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -52,7 +69,12 @@ async function startWorkerProcess(h: Harness): Promise<WorkerProcess> {
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // A bench that dies without its finally must not leave a worker behind.
-  const killOnExit = () => child.kill('SIGKILL');
+  let workerPid: number | undefined = undefined;
+  const killOnExit = () => {
+    // Killed outright, bootstrap cannot pass it on.
+    if (workerPid !== undefined) process.kill(workerPid, 'SIGKILL');
+    child.kill('SIGKILL');
+  };
   process.on('exit', killOnExit);
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -85,15 +107,11 @@ async function startWorkerProcess(h: Harness): Promise<WorkerProcess> {
     await stop();
     throw err;
   }
-  if (child.pid === undefined) throw new Error('the worker has no pid');
-  return { child, pid: child.pid, stop };
-}
-
-/** The sticky cache size a worker of this process gets: run one for a moment, before any plan exists. */
-async function maxCachedWorkflows(h: Harness): Promise<number> {
-  const probe = await h.createWorker();
-  await probe.runUntil(sleep(100));
-  return probe.options.maxCachedWorkflows;
+  if (child.pid === undefined) throw new Error('bootstrap has no pid');
+  const cached = /up to (\d+) workflows cached/.exec(output);
+  if (cached === null) throw new Error(`the worker did not say its cache size:\n${output}`);
+  workerPid = onlyChild(child.pid);
+  return { child, pid: workerPid, maxCachedWorkflows: Number(cached[1]), stop };
 }
 
 async function createParked(h: Harness): Promise<string[]> {
@@ -115,7 +133,6 @@ async function createParked(h: Harness): Promise<string[]> {
 export async function p6Parked(): Promise<PartResult> {
   return withWorld(
     async (h) => {
-      const cache = await maxCachedWorkflows(h);
       const worker = await startWorkerProcess(h);
       const samples: Array<{ atMs: number; rssMb: number; stage: string }> = [];
       const t0 = nowMs();
@@ -195,7 +212,7 @@ export async function p6Parked(): Promise<PartResult> {
           data: {
             parked: PARKED,
             advances: ADVANCES,
-            maxCachedWorkflows: cache,
+            maxCachedWorkflows: worker.maxCachedWorkflows,
             parkSeconds: round(parkSeconds, 1),
             idleRssMb: round(idleMb, 1),
             parkedRssMb: round(parkedMb, 1),

@@ -27,7 +27,7 @@ describe('scripts/bootstrap.js', () => {
   it('refuses an unknown command with its usage', () => {
     const result = bootstrap('deploy');
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/usage: node scripts\/bootstrap\.js <start\|test>/);
+    expect(result.stderr).toMatch(/usage: node scripts\/bootstrap\.js <start\|worker\|test>/);
   });
 
   it('runs `test` through tsx and scripts/test.ts, passing arguments to jest and its exit code back', () => {
@@ -41,6 +41,19 @@ describe('scripts/bootstrap.js', () => {
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/no-such-jest\.config\.js/);
   });
+
+  it('runs `worker` (npm run worker), which checks its configuration before connecting anywhere', () => {
+    const result = spawnSync(process.execPath, [BOOTSTRAP, 'worker'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, WORKER_MAX_CACHED_WORKFLOWS: '-1', TEMPORAL_ADDRESS: '127.0.0.1:1' },
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(
+      /worker: invalid worker configuration: WORKER_MAX_CACHED_WORKFLOWS: must be 0/,
+    );
+  });
 });
 
 describe('scripts/bootstrap.js with a linked node_modules', () => {
@@ -49,6 +62,10 @@ describe('scripts/bootstrap.js with a linked node_modules', () => {
     try {
       mkdirSync(path.join(dir, 'scripts'));
       copyFileSync(BOOTSTRAP, path.join(dir, 'scripts', 'bootstrap.js'));
+      copyFileSync(
+        path.join(REPO_ROOT, 'scripts', 'worker-process.js'),
+        path.join(dir, 'scripts', 'worker-process.js'),
+      );
       writeFileSync(path.join(dir, 'package.json'), '{}\n');
       const elsewhere = path.join(dir, 'elsewhere');
       mkdirSync(elsewhere);

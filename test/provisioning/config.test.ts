@@ -18,6 +18,7 @@ describe('loadConfig', () => {
       sandboxDir: path.join(os.homedir(), '.cache', 'cleveragents', 'sandboxes'),
       sandboxIsolation: 'bwrap',
       sandboxCpuSeconds: 600,
+      maxCachedWorkflows: 250,
       model: null,
     });
   });
@@ -41,13 +42,20 @@ describe('loadConfig', () => {
         TEMPORAL_UI_PORT: '99999',
         DATABASE_URL: 'postgres://x',
         LOG_LEVEL: 'loud',
+        WORKER_MAX_CACHED_WORKFLOWS: '-5',
       });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const fields = (error as ConfigError).problems.map((p) => p.split(':')[0]).sort();
-    expect(fields).toEqual(['DATABASE_URL', 'LOG_LEVEL', 'TEMPORAL_ADDRESS', 'TEMPORAL_UI_PORT']);
+    expect(fields).toEqual([
+      'DATABASE_URL',
+      'LOG_LEVEL',
+      'TEMPORAL_ADDRESS',
+      'TEMPORAL_UI_PORT',
+      'WORKER_MAX_CACHED_WORKFLOWS',
+    ]);
     expect((error as ConfigError).message).toMatch(/TEMPORAL_UI_PORT: .*\(got "99999"\)/);
   });
 });

@@ -4,6 +4,7 @@ import { loadClientConfig } from '../../client/config';
 import { REPO_ROOT } from '../../config/paths';
 import { PlanClientError } from '../../client/errors';
 import { ConfigError, loadWorkerConfig } from '../../worker/config';
+import { defaultMaxCachedWorkflows } from '../../config/worker-memory';
 
 describe('worker and client configuration', () => {
   it('defaults everything, treating empty values as unset', () => {
@@ -16,6 +17,7 @@ describe('worker and client configuration', () => {
       sandboxDir: path.join(os.homedir(), '.cache', 'cleveragents', 'sandboxes'),
       sandboxIsolation: 'bwrap',
       sandboxCpuSeconds: 600,
+      maxCachedWorkflows: defaultMaxCachedWorkflows(),
       model: null,
     });
     expect(loadClientConfig({})).toEqual({
@@ -55,6 +57,28 @@ describe('worker and client configuration', () => {
       /SANDBOX_ISOLATION: .*"bwrap".*"none".*\(got "off"\)/,
     );
     expect(() => loadWorkerConfig({ SANDBOX_CPU_SECONDS: '0' })).toThrow(/SANDBOX_CPU_SECONDS/);
+  });
+
+  it('bounds the workflow cache by default, from the heap, and takes WORKER_MAX_CACHED_WORKFLOWS as given', () => {
+    // Jest's heap (Node's default, a quarter of the memory up to 4 GB) holds far more than the ceiling.
+    expect(loadWorkerConfig({}).maxCachedWorkflows).toBe(250);
+    expect(defaultMaxCachedWorkflows(4144)).toBe(250);
+    // The worker's own heap (scripts/worker-process.js: 384 MB) still holds 250.
+    expect(defaultMaxCachedWorkflows(396)).toBe(250);
+    expect(defaultMaxCachedWorkflows(320)).toBe(200);
+    expect(defaultMaxCachedWorkflows(100)).toBe(40);
+    expect(loadWorkerConfig({ WORKER_MAX_CACHED_WORKFLOWS: '1000' }).maxCachedWorkflows).toBe(1000);
+    expect(loadWorkerConfig({ WORKER_MAX_CACHED_WORKFLOWS: '0' }).maxCachedWorkflows).toBe(0);
+    expect(loadWorkerConfig({ WORKER_MAX_CACHED_WORKFLOWS: '' }).maxCachedWorkflows).toBe(250);
+    expect(() => loadWorkerConfig({ WORKER_MAX_CACHED_WORKFLOWS: '-1' })).toThrow(
+      /WORKER_MAX_CACHED_WORKFLOWS: must be 0 \(no cache\) or more \(got "-1"\)/,
+    );
+    expect(() => loadWorkerConfig({ WORKER_MAX_CACHED_WORKFLOWS: '2.5' })).toThrow(
+      /WORKER_MAX_CACHED_WORKFLOWS: must be a whole number of workflows \(got "2.5"\)/,
+    );
+    expect(() => loadWorkerConfig({ WORKER_MAX_CACHED_WORKFLOWS: 'many' })).toThrow(
+      /WORKER_MAX_CACHED_WORKFLOWS: .*\(got "many"\)/,
+    );
   });
 
   it('refuses a model endpoint without a model name', () => {

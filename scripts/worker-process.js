@@ -1,0 +1,27 @@
+/**
+ * How a worker's Node process is started: by `npm run worker` and `npm start` (both through bootstrap.js), and by
+ * bench P6, which measures that very process. Plain CommonJS on Node built-ins only, like bootstrap.js.
+ *
+ * A worker with plans parked at gates is mostly idle memory, yet V8 and glibc both keep what bursts of work needed
+ * (issue 13, P6, 1,000 plans parked, 250 of them cached: 743 MB with Node's defaults, 637 MB with
+ * MALLOC_ARENA_MAX=2, 405 MB with the V8 flags too).
+ * - MALLOC_ARENA_MAX=2: glibc gives each thread that allocates (Temporal's Rust core and Node run dozens) a
+ *   malloc arena of its own, and freed memory stays in them. A value already in the environment is kept.
+ * - --max-old-space-size=384 (MB, per isolate: the worker's and its workflow thread's): with Node's default
+ *   (a quarter of the machine's memory, up to 4 GB) V8 let the worker's heap grow to 290 MB of mostly garbage.
+ *   The cost: an activity that needs more than that (none does today) stops the worker with "heap out of memory".
+ * - --max-semi-space-size=4 (MB): V8's young generation, per isolate; the default lets each grow to 16 MB per
+ *   semi-space. Costs CPU: more, smaller collections.
+ * The workflow cache (WORKER_MAX_CACHED_WORKFLOWS, config/worker-memory.ts) is derived from the heap limit.
+ */
+'use strict';
+
+/** V8 flags of the worker's process. */
+const WORKER_NODE_FLAGS = ['--max-old-space-size=384', '--max-semi-space-size=4'];
+
+/** The environment of the worker's process: `env`, plus the defaults above that it does not set. */
+function workerEnv(env) {
+  return { MALLOC_ARENA_MAX: '2', ...env };
+}
+
+module.exports = { WORKER_NODE_FLAGS, workerEnv };
