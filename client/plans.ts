@@ -273,15 +273,22 @@ export class PlanClient {
   ): Promise<T> {
     const planId = parsePlanId(idInput);
     const handle = this.temporal.workflow.getHandle(planWorkflowId(planId));
-    // Sent without asking first whether the workflow runs: a person's command is one round trip, and Temporal's
-    // answer for a workflow that is not running says as much.
+    const description = await this.call(() => handle.describe()).catch((err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) throw notFound(idInput);
+      throw err;
+    });
+    if (description.status.name !== 'RUNNING') {
+      throw await this.finishedError(planId, verb, description.status.name);
+    }
     try {
       return await this.temporal.withDeadline(Date.now() + this.commandTimeoutMs, () => run(handle));
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
         throw new PlanClientError('refused', `cannot ${verb} plan ${planId}: ${innermostMessage(err)}`);
       }
-      if (err instanceof WorkflowNotFoundError) throw await this.notRunningError(idInput, verb);
+      if (err instanceof WorkflowNotFoundError) {
+        throw await this.finishedError(planId, verb, 'COMPLETED');
+      }
       if (isDeadlineError(err)) {
         throw new PlanClientError(
           'unavailable',
@@ -292,15 +299,10 @@ export class PlanClient {
     }
   }
 
-  /** Temporal has no running workflow for the plan: it finished, or there is no such plan. */
-  private async notRunningError(idInput: string, verb: string): Promise<PlanClientError> {
-    const planId = parsePlanId(idInput);
+  private async finishedError(planId: string, verb: string, status: string): Promise<PlanClientError> {
     const record = await this.plans.getPlan(planId);
-    if (record === null) return notFound(idInput);
-    return new PlanClientError(
-      'refused',
-      `cannot ${verb} plan ${planId}: the plan has finished (${record.phase}, ${record.state})`,
-    );
+    const where = record === null ? `workflow ${status}` : `${record.phase}, ${record.state}`;
+    return new PlanClientError('refused', `cannot ${verb} plan ${planId}: the plan has finished (${where})`);
   }
 
   private async call<T>(run: () => Promise<T>): Promise<T> {
