@@ -7,9 +7,13 @@
  * MALLOC_ARENA_MAX=2, 405 MB with the V8 flags too).
  * - MALLOC_ARENA_MAX=2: glibc gives each thread that allocates (Temporal's Rust core and Node run dozens) a
  *   malloc arena of its own, and freed memory stays in them. A value already in the environment is kept.
- * - --max-old-space-size=384 (MB, per isolate: the worker's and its workflow thread's): with Node's default
- *   (a quarter of the machine's memory, up to 4 GB) V8 let the worker's heap grow to 290 MB of mostly garbage.
- *   The cost: an activity that needs more than that (none does today) stops the worker with "heap out of memory".
+ * - --max-old-space-size=1536 (MB, per isolate: the worker's and its workflow thread's): a ceiling, not a
+ *   reservation. With Node's default (a quarter of the machine's memory, up to 4 GB) V8 let a parked worker's heap
+ *   grow to 290 MB of mostly garbage, so P6 was measured with 384; but one plan at the changeset limits
+ *   (domain/limits.ts, 100 MiB) needs far more: reading such a changeset back through Prisma (the invariant checks
+ *   after Execute and Apply, and Apply itself) holds 1,120 MB of live heap (--trace-gc; saving it, 330 MB), and
+ *   384 and 768 both stopped the worker with "heap out of memory" (test/workflows/large-changeset.test.ts). 1536
+ *   is the smallest tried that survives it, with about 400 MB to spare. It does not cover two such plans at once.
  * - --max-semi-space-size=4 (MB): V8's young generation, per isolate; the default lets each grow to 16 MB per
  *   semi-space. Costs CPU: more, smaller collections.
  * The workflow cache (WORKER_MAX_CACHED_WORKFLOWS, config/worker-memory.ts) is derived from the heap limit.
@@ -17,7 +21,7 @@
 'use strict';
 
 /** V8 flags of the worker's process. */
-const WORKER_NODE_FLAGS = ['--max-old-space-size=384', '--max-semi-space-size=4'];
+const WORKER_NODE_FLAGS = ['--max-old-space-size=1536', '--max-semi-space-size=4'];
 
 /** The environment of the worker's process: `env`, plus the defaults above that it does not set. */
 function workerEnv(env) {

@@ -7,13 +7,9 @@
  * in EXECUTE, and a query of each must agree; the others must still be in STRATEGIZE. Latency is from the burst's
  * start to each update's answer.
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { REPO_ROOT } from '../../config/paths';
 import { sharedPrismaClient } from '../../storage/prisma';
 import type { Harness } from '../../test/helpers/harness';
+import { rssMb, startWorkerProcess } from '../../test/helpers/worker-process';
 import type { PartResult } from './report';
 import { envNumber, nowMs, percentile, round, sleep } from './stats';
 import { createBenchPlan, withWorld } from './world';
@@ -23,96 +19,6 @@ const ADVANCES = Math.min(PARKED, envNumber('BENCH_ADVANCES', 200));
 const CREATE_CONCURRENCY = 50;
 const RSS_GOAL_MB = 500;
 const PARK_TIMEOUT_MS = 10 * 60_000;
-
-function rssMb(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (match === null) throw new Error(`no VmRSS for process ${pid}`);
-  return Number(match[1]) / 1024;
-}
-
-interface WorkerProcess {
-  child: ChildProcess;
-  /** The worker's own process (bootstrap's child). */
-  pid: number;
-  /** As the worker says when it starts polling. */
-  maxCachedWorkflows: number;
-  stop(): Promise<void>;
-}
-
-/** bootstrap.js runs the worker in one child process (node --import tsx worker/main.ts). */
-function onlyChild(pid: number): number {
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-    .trim()
-    .split(/\s+/)
-    .filter(Boolean);
-  if (children.length !== 1) throw new Error(`bootstrap (${pid}) has ${children.length} child processes`);
-  return Number(children[0]);
-}
-
-/**
- * Starts the worker the way `npm run worker` does (npm's own shell aside) and waits until it polls; the pid is
- * the worker's process.
- */
-async function startWorkerProcess(h: Harness): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'scripts', 'bootstrap.js'), 'worker'], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: h.env.address,
-      TEMPORAL_NAMESPACE: h.env.namespace ?? 'default',
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      DATABASE_URL: `file:${h.databaseFile}`,
-      SANDBOX_DIR: h.sandboxDir,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  // A bench that dies without its finally must not leave a worker behind.
-  let workerPid: number | undefined = undefined;
-  const killOnExit = () => {
-    // Killed outright, bootstrap cannot pass it on.
-    if (workerPid !== undefined) process.kill(workerPid, 'SIGKILL');
-    child.kill('SIGKILL');
-  };
-  process.on('exit', killOnExit);
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    process.off('exit', killOnExit);
-  };
-  let output = '';
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`the worker did not start polling in 60 s:\n${output}`)),
-        60_000,
-      );
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('worker: polling')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      child.stdout?.on('data', onData);
-      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      void exited.then(() => reject(new Error(`the worker exited before polling:\n${output}`)));
-    });
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  if (child.pid === undefined) throw new Error('bootstrap has no pid');
-  const cached = /up to (\d+) workflows cached/.exec(output);
-  if (cached === null) throw new Error(`the worker did not say its cache size:\n${output}`);
-  workerPid = onlyChild(child.pid);
-  return { child, pid: workerPid, maxCachedWorkflows: Number(cached[1]), stop };
-}
 
 async function createParked(h: Harness): Promise<string[]> {
   const planIds: string[] = [];

@@ -63,7 +63,7 @@ describe('worker and client configuration', () => {
     // Jest's heap (Node's default, a quarter of the memory up to 4 GB) holds far more than the ceiling.
     expect(loadWorkerConfig({}).maxCachedWorkflows).toBe(250);
     expect(defaultMaxCachedWorkflows(4144)).toBe(250);
-    // The worker's own heap (scripts/worker-process.js: 384 MB) still holds 250.
+    // A 384 MB heap (the worker's before scripts/worker-process.js raised it to 1,536 MB) still holds 250.
     expect(defaultMaxCachedWorkflows(396)).toBe(250);
     expect(defaultMaxCachedWorkflows(320)).toBe(200);
     expect(defaultMaxCachedWorkflows(100)).toBe(40);
