@@ -48,7 +48,7 @@ export function createInvariantActivities(deps: InvariantCheckDependencies) {
       const { spec } = input;
       const live = await deps.invariants.list({ scope: 'PLAN', target: spec.planId });
       const effective = enforcedInvariants(spec.invariants, live);
-      const changeset = input.changesetId === null ? null : await changesets.get(input.changesetId);
+      const changeset = input.changesetId === null ? null : await changesets.getSummary(input.changesetId);
       const changes: ChangeSummary[] | null =
         changeset?.changes.map((c) => ({
           project: c.project,

@@ -49,6 +49,11 @@ export interface Changeset {
   createdAt: string;
 }
 
+/** A changeset without the files' bytes: what a check of paths and operations reads, at any changeset size. */
+export interface ChangesetSummary extends Omit<Changeset, 'changes'> {
+  changes: Array<Omit<FileChange, 'beforeContent' | 'afterContent'>>;
+}
+
 export type ChangeCounts = {
   created: number;
   modified: number;

@@ -4,7 +4,13 @@
  * changeset that a retry orphaned. Apply's result is stored on the changeset, so a retried Apply returns it.
  */
 import { z } from 'zod';
-import type { ApplyResult, Changeset, ChangesetProject, FileChange } from '../domain/changeset';
+import type {
+  ApplyResult,
+  Changeset,
+  ChangesetProject,
+  ChangesetSummary,
+  FileChange,
+} from '../domain/changeset';
 import { CHANGE_OPERATIONS, sortChanges } from '../domain/changeset';
 import { ulid } from 'ulid';
 import { PlanNotFoundError } from './errors';
@@ -24,6 +30,11 @@ export interface ChangesetStore {
   /** Stores the changeset of one Execute run; a second call for the same run replaces it and keeps the id. */
   save(input: SaveChangesetInput): Promise<string>;
   get(changesetId: string): Promise<Changeset | null>;
+  /**
+   * The changeset without its files' bytes. A changeset may hold 100 MiB of them: a reader that needs only paths
+   * and operations (the invariant checks) must not make the worker hold them.
+   */
+  getSummary(changesetId: string): Promise<ChangesetSummary | null>;
   /** The changeset of the plan's latest Execute run. */
   latestForPlan(planId: string): Promise<Changeset | null>;
   getApplyResult(changesetId: string): Promise<ApplyResult | null>;
@@ -88,8 +99,9 @@ export function createChangesetStore(prisma: PrismaClient): ChangesetStore {
         fromPath: c.fromPath,
         beforeHash: c.beforeHash,
         afterHash: c.afterHash,
-        beforeContent: c.beforeContent === null ? null : new Uint8Array(c.beforeContent),
-        afterContent: c.afterContent === null ? null : new Uint8Array(c.afterContent),
+        // The driver's buffers as they are: a copy would double the memory of a large changeset.
+        beforeContent: c.beforeContent,
+        afterContent: c.afterContent,
       })),
     };
   };
@@ -134,6 +146,34 @@ export function createChangesetStore(prisma: PrismaClient): ChangesetStore {
     },
 
     get: (changesetId) => load({ id: changesetId }),
+
+    async getSummary(changesetId) {
+      const row = await prisma.changeset.findUnique({
+        where: { id: changesetId },
+        include: {
+          changes: {
+            orderBy: { index: 'asc' },
+            select: {
+              project: true,
+              operation: true,
+              path: true,
+              fromPath: true,
+              beforeHash: true,
+              afterHash: true,
+            },
+          },
+        },
+      });
+      if (row === null) return null;
+      return {
+        changesetId: row.id,
+        planId: row.planId,
+        attempt: row.attempt,
+        projects: projectsSchema.parse(row.projects),
+        createdAt: row.createdAt.toISOString(),
+        changes: row.changes.map((c) => ({ ...c, operation: operationSchema.parse(c.operation) })),
+      };
+    },
     latestForPlan: (planId) => load({ planId }),
 
     async getApplyResult(changesetId) {

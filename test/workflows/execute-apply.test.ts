@@ -400,6 +400,14 @@ steps:
       await h.env.client.workflow.getHandle(planWorkflowId(planId)).result();
       const changeset = await h.changesets.latestForPlan(planId);
       expect(changeset?.changes.map((c) => [c.operation, c.path])).toEqual([['CREATE', 'src/app.ts']]);
+      // What the invariant checks read: the same changeset without a byte of its files.
+      if (changeset === null) throw new Error('no changeset');
+      const summary = await h.changesets.getSummary(changeset.changesetId);
+      expect(summary).toEqual({
+        ...changeset,
+        changes: changeset.changes.map(({ beforeContent: _b, afterContent: _a, ...change }) => change),
+      });
+      expect(JSON.stringify(summary)).not.toContain('authored');
     });
     expect(snapshot(demo)).toEqual({ 'a.txt': 'a\n', 'src/app.ts': 'authored\n' });
   });
