@@ -30,7 +30,18 @@ function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-async function bareBatch(h: Harness, taskQueue: string, round: number): Promise<number> {
+/** CPU time (user + system, every thread) this process spent since `since`, in ms. */
+function cpuMsSince(since: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+}
+
+async function bareBatch(
+  h: Harness,
+  taskQueue: string,
+  round: number,
+): Promise<{ rate: number; cpuMsEach: number }> {
+  const cpu = process.cpuUsage();
   const start = nowMs();
   await withTimeout(
     Promise.all(
@@ -44,10 +55,11 @@ async function bareBatch(h: Harness, taskQueue: string, round: number): Promise<
     ),
     'the bare batch',
   );
-  return PLANS / ((nowMs() - start) / 1000);
+  return { rate: PLANS / ((nowMs() - start) / 1000), cpuMsEach: cpuMsSince(cpu) / PLANS };
 }
 
-async function engineBatch(h: Harness): Promise<{ rate: number; planIds: string[] }> {
+async function engineBatch(h: Harness): Promise<{ rate: number; cpuMsEach: number; planIds: string[] }> {
+  const cpu = process.cpuUsage();
   const start = nowMs();
   const planIds = await withTimeout(
     Promise.all(
@@ -60,7 +72,7 @@ async function engineBatch(h: Harness): Promise<{ rate: number; planIds: string[
     ),
     'the engine batch',
   );
-  return { rate: PLANS / ((nowMs() - start) / 1000), planIds };
+  return { rate: PLANS / ((nowMs() - start) / 1000), cpuMsEach: cpuMsSince(cpu) / PLANS, planIds };
 }
 
 export async function p1Throughput(): Promise<PartResult> {
@@ -68,16 +80,24 @@ export async function p1Throughput(): Promise<PartResult> {
     withWorkers(h, async ({ engine, bare }) => {
       const baseline: number[] = [];
       const subject: number[] = [];
+      // The bench process runs the client, both workers and their SDK threads (not the dev server): its CPU per
+      // plan says what one plan costs the worker, whatever else loads the machine.
+      const baselineCpu: number[] = [];
+      const subjectCpu: number[] = [];
       let lastPlans: string[] = [];
       for (let round = 0; round < ROUNDS; round++) {
-        baseline.push(await bareBatch(h, bare.taskQueue, round));
+        const bareRun = await bareBatch(h, bare.taskQueue, round);
+        baseline.push(bareRun.rate);
+        baselineCpu.push(bareRun.cpuMsEach);
         const batch = await engineBatch(h);
         subject.push(batch.rate);
+        subjectCpu.push(batch.cpuMsEach);
         // Execute copies the project into its sandbox: left in place, each round's files would slow the next.
         rmSync(path.join(h.projectDir, 'demo', 'bench'), { recursive: true, force: true });
         lastPlans = batch.planIds;
         console.log(
-          `P1 round ${round + 1}/${ROUNDS}: bare ${baseline.at(-1)?.toFixed(1)} /s, engine ${batch.rate.toFixed(1)} plans/s`,
+          `P1 round ${round + 1}/${ROUNDS}: bare ${bareRun.rate.toFixed(1)} /s (${bareRun.cpuMsEach.toFixed(0)} ms CPU ` +
+            `each), engine ${batch.rate.toFixed(1)} plans/s (${batch.cpuMsEach.toFixed(0)} ms CPU each)`,
         );
       }
       const histories = await Promise.all(
@@ -107,6 +127,8 @@ export async function p1Throughput(): Promise<PartResult> {
           maxCachedWorkflows: engine.options.maxCachedWorkflows,
           baselinePerSecond: baseline.map((v) => round(v)),
           subjectPerSecond: subject.map((v) => round(v)),
+          baselineCpuMsEach: baselineCpu.map((v) => round(v, 1)),
+          subjectCpuMsEach: subjectCpu.map((v) => round(v, 1)),
           medianBaseline: round(b),
           medianSubject: round(s),
           ratio: round(s / b, 3),
