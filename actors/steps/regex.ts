@@ -4,6 +4,12 @@
  * would stop everything else the process does (heartbeats, cancellations, other plans' activities), so the
  * matching and replacing happen in a thread of their own, stopped when the step's time is up or it is cancelled.
  * Only strings cross: the files are still read and written on the main thread, under the runner's path rules.
+ *
+ * Starting a thread costs a new V8 isolate and Node's bootstrap (some 20-25 ms of CPU, more than the rest of a
+ * small step), so a thread a step finished with cleanly is kept idle for the next step instead of being stopped. It
+ * keeps nothing of the step: the pattern, flags and replacement travel with each text, and the thread's only state
+ * is the last expression it compiled. A thread that was stopped (time limit, cancellation), failed or died is never
+ * reused; an idle thread does not keep the process alive and is stopped after IDLE_MS.
  */
 import { Worker } from 'node:worker_threads';
 import { StepError } from './errors';
@@ -11,13 +17,19 @@ import { StepError } from './errors';
 /**
  * The thread's whole program, plain JavaScript evaluated as is: no file to resolve and nothing to compile, so it
  * runs the same under tsx (production) and ts-jest (tests). It answers each text with null when the pattern does
- * not occur in it, else the text with every match replaced.
+ * not occur in it, else the text with every match replaced. The expression is compiled again only when the
+ * pattern or flags change: a step sends its files one after another with the same ones.
  */
 const THREAD_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const regex = new RegExp(workerData.pattern, workerData.flags);
-parentPort.on('message', (text) => {
-  parentPort.postMessage(text.search(regex) === -1 ? null : text.replace(regex, workerData.replacement));
+const { parentPort } = require('node:worker_threads');
+let compiled = null;
+parentPort.on('message', ({ pattern, flags, replacement, text }) => {
+  if (compiled === null || compiled.source !== pattern || compiled.flags !== flags) {
+    compiled = { source: pattern, flags, regex: new RegExp(pattern, flags) };
+  }
+  const { regex } = compiled;
+  regex.lastIndex = 0;
+  parentPort.postMessage(text.search(regex) === -1 ? null : text.replace(regex, replacement));
 });
 `;
 
@@ -26,6 +38,85 @@ parentPort.on('message', (text) => {
  * of the worker process, whose own heap limit would be fatal to every plan it runs.
  */
 const THREAD_HEAP_MB = 1024;
+
+/** At most this many threads wait idle for a next step (a worker rarely runs more replace steps at once). */
+const MAX_IDLE_THREADS = 4;
+/** An idle thread is stopped after this long unused. */
+const IDLE_MS = 30_000;
+
+/** A thread and what is known of its health. */
+interface PooledThread {
+  worker: Worker;
+  /** Stopped, exited or failed: never used again. */
+  dead: boolean;
+  /** The first error the thread raised, for its current user to report. */
+  error: Error | null;
+  /** While idle: the timer that stops it. */
+  idleTimer: NodeJS.Timeout | null;
+}
+
+const idleThreads: PooledThread[] = [];
+
+function startThread(): PooledThread {
+  const thread: PooledThread = {
+    worker: new Worker(THREAD_SOURCE, {
+      eval: true,
+      // The program needs no loader: the worker process's own flags (tsx's loader) would only slow its start.
+      execArgv: [],
+      resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB },
+    }),
+    dead: false,
+    error: null,
+    idleTimer: null,
+  };
+  // Without a listener an 'error' event would crash the process; one between two files is reported by the next.
+  thread.worker.on('error', (error) => {
+    thread.error ??= error;
+    thread.dead = true;
+  });
+  thread.worker.on('exit', () => {
+    thread.dead = true;
+    forgetIdle(thread);
+  });
+  return thread;
+}
+
+function forgetIdle(thread: PooledThread): void {
+  const index = idleThreads.indexOf(thread);
+  if (index !== -1) idleThreads.splice(index, 1);
+  if (thread.idleTimer !== null) clearTimeout(thread.idleTimer);
+  thread.idleTimer = null;
+}
+
+/** An idle healthy thread, else a new one. */
+function takeThread(): PooledThread {
+  for (let thread = idleThreads.pop(); thread !== undefined; thread = idleThreads.pop()) {
+    forgetIdle(thread);
+    if (!thread.dead) {
+      thread.worker.ref();
+      return thread;
+    }
+  }
+  return startThread();
+}
+
+function stopThread(thread: PooledThread): Promise<number> {
+  thread.dead = true;
+  forgetIdle(thread);
+  return thread.worker.terminate();
+}
+
+/** Keeps a thread its step is done with for the next step, or stops it when it cannot or need not be kept. */
+async function releaseThread(thread: PooledThread): Promise<void> {
+  if (thread.dead || thread.error !== null || idleThreads.length >= MAX_IDLE_THREADS) {
+    await stopThread(thread);
+    return;
+  }
+  thread.worker.unref();
+  thread.idleTimer = setTimeout(() => void stopThread(thread), IDLE_MS);
+  thread.idleTimer.unref();
+  idleThreads.push(thread);
+}
 
 export interface RegexThreadOptions {
   /** The step as described in messages: `replace /pattern/ in glob`. */
@@ -40,26 +131,17 @@ export interface RegexThreadOptions {
   signal: AbortSignal;
 }
 
-/** One thread per `replace` step, used for its files one at a time; close() ends it. */
+/** One thread per `replace` step at a time, used for its files one at a time; close() releases it. */
 export class RegexThread {
-  private readonly worker: Worker;
+  private readonly thread: PooledThread;
   private readonly deadline: number;
-  /** An error the thread raised while no text was pending: the next replace reports it. */
-  private idleError: Error | null = null;
+  /** A text was sent and its answer has not come: the thread must not serve another step. */
+  private pending = false;
+  private closed = false;
 
   constructor(private readonly options: RegexThreadOptions) {
     this.deadline = Date.now() + options.timeLimitSeconds * 1000;
-    this.worker = new Worker(THREAD_SOURCE, {
-      eval: true,
-      workerData: { pattern: options.pattern, flags: options.flags, replacement: options.replacement },
-      // The program needs no loader: the worker process's own flags (tsx's loader) would only slow its start.
-      execArgv: [],
-      resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB },
-    });
-    // Without a listener an 'error' event would crash the process; one between two files is reported by the next.
-    this.worker.on('error', (error) => {
-      this.idleError ??= error;
-    });
+    this.thread = takeThread();
   }
 
   /**
@@ -68,16 +150,22 @@ export class RegexThread {
    * Either way the thread is stopped, whatever the expression was doing.
    */
   replace(file: string, text: string): Promise<string | null> {
-    const { what, signal, timeLimitSeconds } = this.options;
+    const { what, signal, timeLimitSeconds, pattern, flags, replacement } = this.options;
+    const { worker } = this.thread;
     signal.throwIfAborted();
-    if (this.idleError !== null) return Promise.reject(this.failed(file, this.idleError));
+    if (this.closed) return Promise.reject(new Error(`${what}: the regular-expression thread was closed`));
+    if (this.thread.error !== null) return Promise.reject(this.failed(file, this.thread.error));
+    if (this.thread.dead) {
+      return Promise.reject(new StepError(`${what}: the regular-expression thread stopped on ${file}`));
+    }
     return new Promise<string | null>((resolve, reject) => {
       const settle = (done: () => void): void => {
+        this.pending = false;
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
-        this.worker.off('message', onMessage);
-        this.worker.off('error', onError);
-        this.worker.off('exit', onExit);
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+        worker.off('exit', onExit);
         done();
       };
       const onMessage = (result: string | null): void => settle(() => resolve(result));
@@ -87,12 +175,12 @@ export class RegexThread {
           reject(new StepError(`${what}: the regular-expression thread stopped (exit ${code}) on ${file}`)),
         );
       const onAbort = (): void => {
-        void this.worker.terminate();
+        void stopThread(this.thread);
         settle(() => reject(signal.reason));
       };
       const timer = setTimeout(
         () => {
-          void this.worker.terminate();
+          void stopThread(this.thread);
           settle(() =>
             reject(
               new StepError(
@@ -106,16 +194,26 @@ export class RegexThread {
         Math.max(0, this.deadline - Date.now()),
       );
       signal.addEventListener('abort', onAbort, { once: true });
-      this.worker.on('message', onMessage);
-      this.worker.on('error', onError);
-      this.worker.on('exit', onExit);
-      this.worker.postMessage(text);
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.on('exit', onExit);
+      this.pending = true;
+      worker.postMessage({ pattern, flags, replacement, text });
     });
   }
 
-  /** Stops the thread; safe to call after a timeout or cancellation already did. */
+  /**
+   * Done with the thread: it waits idle for another step if it is healthy and answered everything it was sent,
+   * else it is stopped. Safe to call after a timeout or cancellation already stopped it, and more than once.
+   */
   async close(): Promise<void> {
-    await this.worker.terminate();
+    if (this.closed) return;
+    this.closed = true;
+    if (this.pending) {
+      await stopThread(this.thread);
+      return;
+    }
+    await releaseThread(this.thread);
   }
 
   private failed(file: string, error: Error): StepError {
