@@ -128,6 +128,12 @@ async function sandboxLinkText(link: string, realDir: string, realRoot: string):
 }
 
 /**
+ * A file no larger than this is copied in one read and one write; a larger one is streamed. Most of a project is
+ * small files, and a stream per file costs several times the copy itself.
+ */
+const ONE_READ_COPY_BYTES = 1024 * 1024;
+
+/**
  * Copies one regular file with its permission bits and returns the SHA-256 of the bytes written, hashed as they
  * are copied: the project may be edited during the copy, and the baseline must describe the copy, not a later
  * read of the project. Null (nothing copied) when `from` turned out not to be a regular file.
@@ -137,19 +143,28 @@ async function copyFile(from: string, to: string): Promise<string | null> {
   try {
     const stats = await source.stat();
     if (!stats.isFile()) return null;
-    const hash = sha256Stream();
-    await pipeline(
-      source.createReadStream({ autoClose: false }),
-      async function* (chunks: AsyncIterable<Buffer>) {
-        for await (const chunk of chunks) {
-          hash.update(chunk);
-          yield chunk;
-        }
-      },
-      createWriteStream(to, { flags: 'wx' }),
-    );
+    let hash: string;
+    if (stats.size <= ONE_READ_COPY_BYTES) {
+      // The bytes read are the bytes written and hashed, whatever the file became since the stat.
+      const bytes = await source.readFile();
+      await fs.writeFile(to, bytes, { flag: 'wx' });
+      hash = sha256(bytes);
+    } else {
+      const stream = sha256Stream();
+      await pipeline(
+        source.createReadStream({ autoClose: false }),
+        async function* (chunks: AsyncIterable<Buffer>) {
+          for await (const chunk of chunks) {
+            stream.update(chunk);
+            yield chunk;
+          }
+        },
+        createWriteStream(to, { flags: 'wx' }),
+      );
+      hash = stream.digest('hex');
+    }
     await fs.chmod(to, stats.mode & 0o777);
-    return hash.digest('hex');
+    return hash;
   } finally {
     await source.close();
   }
