@@ -27,6 +27,7 @@ import { Prisma } from './generated/prisma/client';
 import type { PrismaClient } from './generated/prisma/client';
 import type { Plan, PlanEvent } from './generated/prisma/client';
 import { claimWriteLock } from './lock';
+import { insertPlanEvent, planForRecording, updatePlanRow } from './recording-sql';
 import { parseTime } from './time';
 import type { PlanEventRecord, PlanFilter, PlanRecord, PlanStateWrite, PlanStore } from './types';
 
@@ -80,24 +81,16 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
       const at = parseTime(input.at, 'at');
       return prisma.$transaction(async (tx) => {
         await claimWriteLock(tx);
-        const plan = await tx.plan.findUnique({
-          where: { id: input.planId },
-          select: { id: true, decisionRootId: true },
-        });
+        const plan = await planForRecording(tx, input.planId, input.eventSeq);
         if (plan === null) {
           throw new PlanNotFoundError(input.planId);
         }
-        const recorded = await tx.planEvent.findUnique({
-          where: { planId_seq: { planId: input.planId, seq: input.eventSeq } },
-          select: { seq: true },
-        });
-        if (recorded !== null) {
+        if (plan.recorded) {
           // A retry of an activity whose first attempt committed (and whose reply was lost): the event, the plan
           // row and the decisions are already there. Answer with the ids the first attempt created.
           return { decisionIds: await existingDecisionIds(tx, input) };
         }
 
-        const latest = await tx.planEvent.aggregate({ where: { planId: input.planId }, _max: { seq: true } });
         const { ids: decisionIds, rootId } = await insertDecisions(
           tx,
           input.planId,
@@ -105,31 +98,26 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
           plan.decisionRootId,
           at,
         );
-        await tx.planEvent.create({
-          data: {
-            planId: input.planId,
-            seq: input.eventSeq,
-            type: input.event,
-            phase: input.phase,
-            state: input.state,
-            recordedBy: input.recordedBy,
-            message: input.message,
-            at,
-          },
+        await insertPlanEvent(tx, {
+          planId: input.planId,
+          seq: input.eventSeq,
+          type: input.event,
+          phase: input.phase,
+          state: input.state,
+          recordedBy: input.recordedBy,
+          message: input.message,
+          at,
         });
 
         // The plan row mirrors the event with the highest sequence number. Events normally arrive in order, but
         // a retried activity can land after a later one; it must not roll the row back to an older state.
-        const isNewest = (latest._max.seq ?? -1) < input.eventSeq;
+        const isNewest = !plan.newerRecorded;
         if (isNewest || rootId !== undefined) {
-          await tx.plan.update({
-            where: { id: input.planId },
-            data: {
-              ...(isNewest
-                ? { phase: input.phase, state: input.state, ...errorColumns(input.error), updatedAt: at }
-                : {}),
-              ...(rootId !== undefined ? { decisionRootId: rootId } : {}),
-            },
+          await updatePlanRow(tx, input.planId, {
+            ...(isNewest
+              ? { phase: input.phase, state: input.state, ...errorColumns(input.error), updatedAt: at }
+              : {}),
+            ...(rootId !== undefined ? { decisionRootId: rootId } : {}),
           });
         }
         return { decisionIds };

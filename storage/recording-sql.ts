@@ -1,0 +1,196 @@
+/**
+ * The recording path's statements (recordPlanState, DecisionStore.record), as raw SQL. Prisma 6's query compiler
+ * compiles every model query in WebAssembly on every call (it keeps no plan cache) and the driver adapter prepares
+ * every statement anew; that was most of a recording's time (issue 13, P3). A raw statement skips the compiler's
+ * query building. Reads elsewhere, and the rare paths (a retried write, a correction), stay on the model API.
+ *
+ * The SQL is standard (multi-row VALUES, EXISTS, ON CONFLICT DO NOTHING) except where a function says otherwise, so
+ * a PostgreSQL backend (issue 14) ports this one module: Json columns are bound as JSON text here and would need a
+ * `::jsonb` cast there, and EXISTS answers a boolean there where SQLite answers 0 or 1.
+ */
+import { Prisma } from './generated/prisma/client';
+import { inChunks } from './chunks';
+
+type Tx = Prisma.TransactionClient;
+
+/** What recordPlanState needs to know about the plan before it writes, in one statement. */
+export interface PlanForRecording {
+  decisionRootId: string | null;
+  /** The event with this sequence number is already stored: the write is a retry. */
+  recorded: boolean;
+  /** An event with a higher sequence number is stored: the plan row must not follow this one. */
+  newerRecorded: boolean;
+}
+
+/** Null when the plan does not exist. */
+export async function planForRecording(
+  tx: Tx,
+  planId: string,
+  eventSeq: number,
+): Promise<PlanForRecording | null> {
+  const rows = await tx.$queryRaw<{ root_id: string | null; recorded: unknown; newer: unknown }[]>`
+    SELECT p.decision_root_id AS root_id,
+      EXISTS (SELECT 1 FROM plan_events e WHERE e.plan_id = p.plan_id AND e.sequence_number = ${eventSeq}) AS recorded,
+      EXISTS (SELECT 1 FROM plan_events e WHERE e.plan_id = p.plan_id AND e.sequence_number > ${eventSeq}) AS newer
+    FROM plans p WHERE p.plan_id = ${planId}`;
+  const row = rows[0];
+  if (row === undefined) return null;
+  return { decisionRootId: row.root_id, recorded: isTrue(row.recorded), newerRecorded: isTrue(row.newer) };
+}
+
+/** SQLite answers a boolean expression as an integer (a bigint through the adapter); PostgreSQL as a boolean. */
+function isTrue(value: unknown): boolean {
+  return value === true || Number(value) === 1;
+}
+
+/** Ids of the plan's decisions stored under these sequence numbers (absent ones are simply missing). */
+export async function decisionIdsBySeq(
+  tx: Tx,
+  planId: string,
+  seqs: readonly number[],
+): Promise<Map<number, string>> {
+  const rows = await inChunks(
+    seqs,
+    (chunk) => tx.$queryRaw<{ seq: number | bigint; id: string }[]>`
+      SELECT sequence_number AS seq, decision_id AS id FROM decisions
+      WHERE plan_id = ${planId} AND sequence_number IN (${Prisma.join(chunk)})`,
+  );
+  return new Map(rows.map((row) => [Number(row.seq), row.id]));
+}
+
+/** A decisions row as the recording path writes it; Json columns as values (serialised here). */
+export interface DecisionInsert {
+  id: string;
+  planId: string;
+  seq: number;
+  parentId: string | null;
+  type: string;
+  phase: string;
+  question: string;
+  chosenOption: string;
+  alternatives: Prisma.InputJsonValue;
+  confidence: number | null;
+  rationale: string;
+  actor: string;
+  createdAt: Date;
+  hotContextHash: string | null;
+  hotContextRef: string | null;
+  relevantResources: Prisma.InputJsonValue;
+  actorStateRef: string | null;
+  actorReasoning: string | null;
+  downstreamPlanIds: Prisma.InputJsonValue;
+  artifactsProduced: Prisma.InputJsonValue;
+}
+
+/** 22 bound values a row: 200 rows stay far below SQLite's 32,766 and PostgreSQL's 65,535 per statement. */
+const ROWS_PER_INSERT = 200;
+
+/**
+ * Inserts the rows in the given order, ROWS_PER_INSERT per statement; the caller orders parents before children
+ * (the parent foreign key is checked per row). New decisions have no children, no corrections and are not
+ * superseded, so those columns are written empty.
+ */
+export async function insertDecisionRows(tx: Tx, rows: readonly DecisionInsert[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+    const values = rows.slice(i, i + ROWS_PER_INSERT).map(
+      (r) => Prisma.sql`(${r.id}, ${r.planId}, ${r.seq}, ${r.parentId}, ${r.type}, ${r.phase}, ${r.question},
+        ${r.chosenOption}, ${JSON.stringify(r.alternatives)}, ${r.confidence}, ${r.rationale}, ${r.actor},
+        ${r.createdAt}, ${r.hotContextHash}, ${r.hotContextRef}, ${JSON.stringify(r.relevantResources)},
+        ${r.actorStateRef}, ${r.actorReasoning}, '[]', ${JSON.stringify(r.downstreamPlanIds)},
+        ${JSON.stringify(r.artifactsProduced)}, ${false}, NULL, NULL, NULL)`,
+    );
+    await tx.$executeRaw`
+      INSERT INTO decisions (decision_id, plan_id, sequence_number, parent_decision_id, decision_type, phase,
+        question, chosen_option, alternatives_considered, confidence_score, rationale, actor, created_at,
+        hot_context_hash, hot_context_ref, relevant_resources, actor_state_ref, actor_reasoning,
+        downstream_decision_ids, downstream_plan_ids, artifacts_produced, is_correction, corrects_decision_id,
+        correction_reason, superseded_by)
+      VALUES ${Prisma.join(values)}`;
+  }
+}
+
+/**
+ * downstream_decision_ids of each given decision := its children's ids by sequence number. Recomputed from the
+ * children rather than appended to, so it is idempotent and always agrees with parent_decision_id. One statement
+ * per 500 parents; each parent's children are found through the parent_decision_id index. SQLite's
+ * json_group_array (with an aggregate ORDER BY, SQLite 3.44); PostgreSQL would say json_agg(... ORDER BY ...).
+ */
+export async function refreshDownstream(tx: Tx, decisionIds: readonly string[]): Promise<void> {
+  await inChunks(decisionIds, async (chunk) => [
+    await tx.$executeRaw`
+      UPDATE decisions SET downstream_decision_ids = (
+        SELECT json_group_array(c.decision_id ORDER BY c.sequence_number)
+        FROM decisions AS c WHERE c.parent_decision_id = decisions.decision_id)
+      WHERE decision_id IN (${Prisma.join(chunk)})`,
+  ]);
+}
+
+export interface ContextInsert {
+  hash: string;
+  content: string;
+  size: number;
+}
+
+/**
+ * Insert-if-absent by hash. Content-addressed: a stored row with the same hash holds the same content, so keeping
+ * it is right, and the write lock the caller holds means no other writer is adding it meanwhile.
+ */
+export async function insertContexts(tx: Tx, contexts: readonly ContextInsert[], at: Date): Promise<void> {
+  for (let i = 0; i < contexts.length; i += ROWS_PER_INSERT) {
+    const values = contexts
+      .slice(i, i + ROWS_PER_INSERT)
+      .map(({ hash, content, size }) => Prisma.sql`(${hash}, ${content}, ${size}, ${at})`);
+    await tx.$executeRaw`
+      INSERT INTO decision_contexts (hash, content, size, created_at) VALUES ${Prisma.join(values)}
+      ON CONFLICT (hash) DO NOTHING`;
+  }
+}
+
+export interface EventInsert {
+  planId: string;
+  seq: number;
+  type: string;
+  phase: string;
+  state: string;
+  recordedBy: string;
+  message: string | null;
+  at: Date;
+}
+
+export async function insertPlanEvent(tx: Tx, e: EventInsert): Promise<void> {
+  await tx.$executeRaw`
+    INSERT INTO plan_events (plan_id, sequence_number, event_type, phase, state, actor, message, at)
+    VALUES (${e.planId}, ${e.seq}, ${e.type}, ${e.phase}, ${e.state}, ${e.recordedBy}, ${e.message}, ${e.at})`;
+}
+
+/** The plan row's columns recordPlanState moves; undefined members are left as they are. */
+export interface PlanRowUpdate {
+  phase?: string;
+  state?: string;
+  errorType?: string | null;
+  errorMessage?: string | null;
+  errorDetails?: string | null;
+  errorAt?: Date | null;
+  updatedAt?: Date;
+  decisionRootId?: string;
+}
+
+const PLAN_COLUMNS: Record<keyof PlanRowUpdate, string> = {
+  phase: 'phase',
+  state: 'state',
+  errorType: 'error_type',
+  errorMessage: 'error_message',
+  errorDetails: 'error_details',
+  errorAt: 'error_at',
+  updatedAt: 'updated_at',
+  decisionRootId: 'decision_root_id',
+};
+
+export async function updatePlanRow(tx: Tx, planId: string, update: PlanRowUpdate): Promise<void> {
+  const sets = (Object.keys(PLAN_COLUMNS) as (keyof PlanRowUpdate)[])
+    .filter((field) => update[field] !== undefined)
+    // Column names come from PLAN_COLUMNS above, never from input.
+    .map((field) => Prisma.sql`${Prisma.raw(PLAN_COLUMNS[field])} = ${update[field]}`);
+  if (sets.length === 0) return;
+  await tx.$executeRaw`UPDATE plans SET ${Prisma.join(sets)} WHERE plan_id = ${planId}`;
+}
