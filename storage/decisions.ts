@@ -4,7 +4,7 @@
  * from the caller (the workflow allocates them); every write is keyed by them, so a retried write changes nothing.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { ulid } from 'ulid';
+import { newUlid } from '../lib/ulid';
 import { z } from 'zod';
 import { checkCorrection, checkDecisionDraft, correctionDrafts } from '../domain/decision';
 import type { DecisionDraft } from '../domain/decision';
@@ -229,7 +229,7 @@ async function insertChecked(
         fail(`decision ${seq}: parent ${draft.parentSeq} not found in plan ${planId}`, seq);
       parentIds.add(parentId);
     }
-    const id = ulid();
+    const id = newUlid();
     idBySeq.set(seq, id);
     rows.push(decisionInsert(planId, write, id, parentId, at));
   }
@@ -524,8 +524,8 @@ async function correctDecision(tx: Tx, input: CorrectDecisionInput, at: Date) {
 
   const drafts = correctionDrafts(correctedDecision, request);
   const parentId = original.parentId;
-  const interventionId = ulid();
-  const correctionId = ulid();
+  const interventionId = newUlid();
+  const correctionId = newUlid();
   const none = { extras: {}, context: null };
   await tx.decision.createMany({
     data: [
