@@ -164,6 +164,8 @@ function checkWrites(planId: string, writes: readonly DecisionWrite[]): CheckedW
  * Checks the whole batch against the seed 004 tree rules before writing any of it, then inserts parents before
  * children, stores new contexts, and brings the parents' downstream lists up to date. Throws DecisionRuleError;
  * the caller's transaction then rolls back everything else it wrote too. Call with the write lock held.
+ * `storedIds`, when given, must be what is stored under seqsNamedBy(writes), read with the lock held; otherwise
+ * they are read here.
  */
 export async function insertDecisions(
   tx: Tx,
@@ -171,8 +173,19 @@ export async function insertDecisions(
   writes: readonly DecisionWrite[],
   storedRootId: string | null,
   at: Date,
+  storedIds?: ReadonlyMap<number, string>,
 ): Promise<InsertedDecisions> {
-  return insertChecked(tx, planId, checkWrites(planId, writes), storedRootId, at);
+  return insertChecked(tx, planId, checkWrites(planId, writes), storedRootId, at, storedIds);
+}
+
+/** Every sequence number a batch names, its decisions' own and their parents'. */
+export function seqsNamedBy(writes: readonly DecisionWrite[]): number[] {
+  const seqs = new Set<number>();
+  for (const { seq, draft } of writes) {
+    seqs.add(seq);
+    if (draft.parentSeq !== null) seqs.add(draft.parentSeq);
+  }
+  return [...seqs];
 }
 
 interface InsertedDecisions {
@@ -188,6 +201,7 @@ async function insertChecked(
   batch: readonly CheckedWrite[],
   storedRootId: string | null,
   at: Date,
+  storedIds?: ReadonlyMap<number, string>,
 ): Promise<InsertedDecisions> {
   if (batch.length === 0) return { ids: {}, rootId: undefined };
   const fail = (message: string, seq: number | null = null): never => {
@@ -200,7 +214,9 @@ async function insertChecked(
   const outsideParentSeqs = batch
     .map((w) => w.draft.parentSeq)
     .filter((seq): seq is number => seq !== null && !batchSeqs.has(seq));
-  const idBySeq = await decisionIdsBySeq(tx, planId, [...batchSeqs, ...new Set(outsideParentSeqs)]);
+  const idBySeq = new Map(
+    storedIds ?? (await decisionIdsBySeq(tx, planId, [...batchSeqs, ...new Set(outsideParentSeqs)])),
+  );
   for (const seq of batchSeqs) {
     if (idBySeq.has(seq)) {
       fail(

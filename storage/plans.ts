@@ -21,13 +21,13 @@ import {
 import { PLAN_EVENT_TYPES, STATE_NEUTRAL_EVENT_TYPES } from '../domain/plan';
 import type { PlanError, PlanSpec } from '../domain/plan';
 import { inChunks } from './chunks';
-import { insertDecisions, toDecisionRecord } from './decisions';
+import { insertDecisions, seqsNamedBy, toDecisionRecord } from './decisions';
 import { PlanConflictError, PlanNotFoundError } from './errors';
 import { Prisma } from './generated/prisma/client';
 import type { PrismaClient } from './generated/prisma/client';
 import type { Plan, PlanEvent } from './generated/prisma/client';
 import { claimWriteLock } from './lock';
-import { insertPlanEvent, planForRecording, updatePlanRow } from './recording-sql';
+import { insertPlanEvent, lockPlanForRecording, updatePlanRow } from './recording-sql';
 import { parseTime } from './time';
 import type { PlanEventRecord, PlanFilter, PlanRecord, PlanStateWrite, PlanStore } from './types';
 
@@ -80,8 +80,12 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
       checkEventSeq(input.eventSeq);
       const at = parseTime(input.at, 'at');
       return prisma.$transaction(async (tx) => {
-        await claimWriteLock(tx);
-        const plan = await planForRecording(tx, input.planId, input.eventSeq);
+        const plan = await lockPlanForRecording(
+          tx,
+          input.planId,
+          input.eventSeq,
+          seqsNamedBy(input.decisions),
+        );
         if (plan === null) {
           throw new PlanNotFoundError(input.planId);
         }
@@ -97,6 +101,7 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
           input.decisions,
           plan.decisionRootId,
           at,
+          plan.storedDecisionIds,
         );
         await insertPlanEvent(tx, {
           planId: input.planId,
