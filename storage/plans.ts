@@ -27,7 +27,7 @@ import { Prisma } from './generated/prisma/client';
 import type { PrismaClient } from './generated/prisma/client';
 import type { Plan, PlanEvent } from './generated/prisma/client';
 import { claimWriteLock } from './lock';
-import { insertPlanEvent, lockPlanForRecording, updatePlanRow } from './recording-sql';
+import { insertPlanEvent, lockAndAdvancePlan, setDecisionRoot } from './recording-sql';
 import { parseTime } from './time';
 import type { PlanEventRecord, PlanFilter, PlanRecord, PlanStateWrite, PlanStore } from './types';
 
@@ -79,11 +79,18 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
     async recordPlanState(input) {
       checkEventSeq(input.eventSeq);
       const at = parseTime(input.at, 'at');
+      const columns = {
+        phase: input.phase,
+        state: input.state,
+        ...errorColumns(input.error),
+        updatedAt: at,
+      };
       return prisma.$transaction(async (tx) => {
-        const plan = await lockPlanForRecording(
+        const plan = await lockAndAdvancePlan(
           tx,
           input.planId,
           input.eventSeq,
+          columns,
           seqsNamedBy(input.decisions),
         );
         if (plan === null) {
@@ -113,18 +120,7 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
           message: input.message,
           at,
         });
-
-        // The plan row mirrors the event with the highest sequence number. Events normally arrive in order, but
-        // a retried activity can land after a later one; it must not roll the row back to an older state.
-        const isNewest = !plan.newerRecorded;
-        if (isNewest || rootId !== undefined) {
-          await updatePlanRow(tx, input.planId, {
-            ...(isNewest
-              ? { phase: input.phase, state: input.state, ...errorColumns(input.error), updatedAt: at }
-              : {}),
-            ...(rootId !== undefined ? { decisionRootId: rootId } : {}),
-          });
-        }
+        if (rootId !== undefined) await setDecisionRoot(tx, input.planId, rootId);
         return { decisionIds };
       });
     },

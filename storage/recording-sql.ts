@@ -13,42 +13,73 @@ import { inChunks } from './chunks';
 
 type Tx = Prisma.TransactionClient;
 
-/** What recordPlanState needs to know before it writes. */
+/** The plan row's columns that follow its newest event. */
+export interface PlanStateColumns {
+  phase: string;
+  state: string;
+  errorType: string | null;
+  errorMessage: string | null;
+  errorDetails: string | null;
+  errorAt: Date | null;
+  updatedAt: Date;
+}
+
+const STATE_COLUMNS: Record<keyof PlanStateColumns, string> = {
+  phase: 'phase',
+  state: 'state',
+  errorType: 'error_type',
+  errorMessage: 'error_message',
+  errorDetails: 'error_details',
+  errorAt: 'error_at',
+  updatedAt: 'updated_at',
+};
+
+/** What recordPlanState needs to know before it writes the rest. */
 export interface PlanForRecording {
   decisionRootId: string | null;
-  /** The event with this sequence number is already stored: the write is a retry. */
+  /** The event with this sequence number is already stored: the write is a retry, and nothing was changed. */
   recorded: boolean;
-  /** An event with a higher sequence number is stored: the plan row must not follow this one. */
-  newerRecorded: boolean;
   /** Ids of the plan's decisions stored under the sequence numbers asked about. */
   storedDecisionIds: Map<number, string>;
 }
 
 /**
- * Takes the write lock and reads what recordPlanState needs, in one statement; null when the plan does not exist.
- * The statement is an UPDATE that changes nothing: being a write, it makes SQLite take the write lock before it
- * reads, as claimWriteLock does (storage/lock.ts says why that must come first), and RETURNING answers as a
- * SELECT would, from the latest committed state. It stands in for claimWriteLock, the plan and event reads and
- * the decision ids lookup, three statements fewer on every recording. `decisionSeqs` travel as one JSON
- * parameter, so a batch of any size is one statement. SQLite's json_each and json_group_array; PostgreSQL would
- * say `= ANY(...)` and json_agg, and its UPDATE also locks the plan's row, which is what serialises two
- * recordings of one plan there.
+ * recordPlanState's first statement: takes the write lock, moves the plan row to the event's state when the event
+ * is new and the newest, and reads what the rest of the recording needs. Null when the plan does not exist.
+ *
+ * - Lock: an UPDATE is a write, so SQLite takes the write lock before the statement reads anything, as
+ *   claimWriteLock does (storage/lock.ts says why that must come first); RETURNING then answers from the latest
+ *   committed state. (On PostgreSQL the UPDATE locks the plan's row, which serialises recordings of a plan there.)
+ * - Plan row: it mirrors the event with the highest sequence number. Events normally arrive in order, but a
+ *   retried activity can land after a later one and must not roll the row back; a retry of this very event must
+ *   change nothing. Hence each column changes only when no event numbered eventSeq or higher is stored (checked
+ *   before this recording's own event is inserted). Everything later in the transaction may still refuse the
+ *   write, which rolls this back with the rest.
+ * - Reads: the decision root, whether this event is stored, and the ids stored under `decisionSeqs` (one JSON
+ *   parameter, so a batch of any size is one statement).
+ *
+ * One statement for what took five. SQLite's json_each and json_group_array; PostgreSQL would say `= ANY(...)`
+ * and json_agg.
  */
-export async function lockPlanForRecording(
+export async function lockAndAdvancePlan(
   tx: Tx,
   planId: string,
   eventSeq: number,
+  columns: PlanStateColumns,
   decisionSeqs: readonly number[],
 ): Promise<PlanForRecording | null> {
-  const rows = await tx.$queryRaw<
-    { root_id: string | null; recorded: unknown; newer: unknown; stored: string }[]
-  >`
-    UPDATE plans SET decision_root_id = decision_root_id WHERE plan_id = ${planId}
+  const isNewest = Prisma.sql`NOT EXISTS (SELECT 1 FROM plan_events e
+    WHERE e.plan_id = plans.plan_id AND e.sequence_number >= ${eventSeq})`;
+  const sets = (Object.keys(STATE_COLUMNS) as (keyof PlanStateColumns)[]).map((field) => {
+    // Column names come from STATE_COLUMNS, never from input.
+    const column = Prisma.raw(STATE_COLUMNS[field]);
+    return Prisma.sql`${column} = CASE WHEN ${isNewest} THEN ${columns[field]} ELSE ${column} END`;
+  });
+  const rows = await tx.$queryRaw<{ root_id: string | null; recorded: unknown; stored: string }[]>`
+    UPDATE plans SET ${Prisma.join(sets)} WHERE plan_id = ${planId}
     RETURNING decision_root_id AS root_id,
       EXISTS (SELECT 1 FROM plan_events e WHERE e.plan_id = plans.plan_id AND e.sequence_number = ${eventSeq})
         AS recorded,
-      EXISTS (SELECT 1 FROM plan_events e WHERE e.plan_id = plans.plan_id AND e.sequence_number > ${eventSeq})
-        AS newer,
       (SELECT json_group_array(json_array(d.sequence_number, d.decision_id)) FROM decisions d
         WHERE d.plan_id = plans.plan_id
           AND d.sequence_number IN (SELECT value FROM json_each(${JSON.stringify(decisionSeqs)})))
@@ -56,12 +87,12 @@ export async function lockPlanForRecording(
   const row = rows[0];
   if (row === undefined) return null;
   const stored = JSON.parse(row.stored) as [number, string][];
-  return {
-    decisionRootId: row.root_id,
-    recorded: isTrue(row.recorded),
-    newerRecorded: isTrue(row.newer),
-    storedDecisionIds: new Map(stored),
-  };
+  return { decisionRootId: row.root_id, recorded: isTrue(row.recorded), storedDecisionIds: new Map(stored) };
+}
+
+/** Once per plan: when the batch that holds its prompt_definition root is written. */
+export async function setDecisionRoot(tx: Tx, planId: string, rootId: string): Promise<void> {
+  await tx.$executeRaw`UPDATE plans SET decision_root_id = ${rootId} WHERE plan_id = ${planId}`;
 }
 
 /** SQLite answers a boolean expression as an integer (a bigint through the adapter); PostgreSQL as a boolean. */
@@ -187,36 +218,4 @@ export async function insertPlanEvent(tx: Tx, e: EventInsert): Promise<void> {
   await tx.$executeRaw`
     INSERT INTO plan_events (plan_id, sequence_number, event_type, phase, state, actor, message, at)
     VALUES (${e.planId}, ${e.seq}, ${e.type}, ${e.phase}, ${e.state}, ${e.recordedBy}, ${e.message}, ${e.at})`;
-}
-
-/** The plan row's columns recordPlanState moves; undefined members are left as they are. */
-export interface PlanRowUpdate {
-  phase?: string;
-  state?: string;
-  errorType?: string | null;
-  errorMessage?: string | null;
-  errorDetails?: string | null;
-  errorAt?: Date | null;
-  updatedAt?: Date;
-  decisionRootId?: string;
-}
-
-const PLAN_COLUMNS: Record<keyof PlanRowUpdate, string> = {
-  phase: 'phase',
-  state: 'state',
-  errorType: 'error_type',
-  errorMessage: 'error_message',
-  errorDetails: 'error_details',
-  errorAt: 'error_at',
-  updatedAt: 'updated_at',
-  decisionRootId: 'decision_root_id',
-};
-
-export async function updatePlanRow(tx: Tx, planId: string, update: PlanRowUpdate): Promise<void> {
-  const sets = (Object.keys(PLAN_COLUMNS) as (keyof PlanRowUpdate)[])
-    .filter((field) => update[field] !== undefined)
-    // Column names come from PLAN_COLUMNS above, never from input.
-    .map((field) => Prisma.sql`${Prisma.raw(PLAN_COLUMNS[field])} = ${update[field]}`);
-  if (sets.length === 0) return;
-  await tx.$executeRaw`UPDATE plans SET ${Prisma.join(sets)} WHERE plan_id = ${planId}`;
 }

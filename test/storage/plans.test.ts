@@ -388,6 +388,26 @@ describe('recordPlanState', () => {
     expect(await store.getPlan(spec.planId)).toMatchObject({ state: 'COMPLETE', updatedAt: newer.at });
   });
 
+  it('leaves the plan row alone when an event already stored arrives again, whatever state it carries', async () => {
+    const spec = await createPlan();
+    await store.recordPlanState(stateInput(spec.planId, 1, { state: 'PROCESSING' }));
+    const newer = stateInput(spec.planId, 2, { event: 'PHASE_COMPLETED', state: 'COMPLETE' });
+    await store.recordPlanState(newer);
+    const before = await everything(spec.planId);
+
+    // The newest event again, and an older one again, each with other fields than were stored.
+    const error = { type: 'ActorError', message: 'late', details: null, at: nextTime() };
+    await store.recordPlanState({ ...newer, state: 'ERRORED', error, at: nextTime() });
+    await store.recordPlanState(stateInput(spec.planId, 1, { state: 'ERRORED', error }));
+
+    expect(await everything(spec.planId)).toEqual(before);
+    expect(await store.getPlan(spec.planId)).toMatchObject({
+      state: 'COMPLETE',
+      updatedAt: newer.at,
+      error: null,
+    });
+  });
+
   it('rejects a second prompt_definition root and writes nothing', async () => {
     const spec = await createPlan();
     await store.recordPlanState(
