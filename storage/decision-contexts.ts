@@ -31,8 +31,8 @@ export function serialiseContext(value: unknown): SerialisedContext {
 }
 
 /**
- * Inserts the contexts not stored yet (insert-if-absent by hash). Call inside a transaction that holds the write
- * lock, so no other writer can add the same hash between the check and the insert.
+ * Inserts the contexts not stored yet (insert-if-absent by hash, in the statement itself). Call inside the
+ * transaction that writes the decisions referring to them.
  */
 export async function storeContexts(
   tx: Prisma.TransactionClient,

@@ -86,6 +86,8 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
         updatedAt: at,
       };
       return prisma.$transaction(async (tx) => {
+        // One statement takes the write lock, moves the plan row when this event is new and the newest (a late
+        // or retried event must not roll it back), and reads the rest: see lockAndAdvancePlan.
         const plan = await lockAndAdvancePlan(
           tx,
           input.planId,

@@ -204,7 +204,7 @@ export interface ContextInsert {
 
 /**
  * Insert-if-absent by hash. Content-addressed: a stored row with the same hash holds the same content, so keeping
- * it is right, and the write lock the caller holds means no other writer is adding it meanwhile.
+ * it is right.
  */
 export async function insertContexts(tx: Tx, contexts: readonly ContextInsert[], at: Date): Promise<void> {
   for (let i = 0; i < contexts.length; i += ROWS_PER_INSERT) {
