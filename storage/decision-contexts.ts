@@ -4,8 +4,8 @@
  */
 import { canonicalJson, contextRef } from '../domain/decision-context';
 import { sha256 } from '../lib/sha256';
-import { inChunks } from './chunks';
 import type { Prisma } from './generated/prisma/client';
+import { insertContexts } from './recording-sql';
 
 export interface SerialisedContext {
   /** SHA-256 of `content`, lowercase hex. */
@@ -31,22 +31,16 @@ export function serialiseContext(value: unknown): SerialisedContext {
 }
 
 /**
- * Inserts the contexts not stored yet (insert-if-absent by hash). Call inside a transaction that holds the write
- * lock, so no other writer can add the same hash between the read and the insert.
+ * Inserts the contexts not stored yet (insert-if-absent by hash, in the statement itself). Call inside the
+ * transaction that writes the decisions referring to them.
  */
 export async function storeContexts(
   tx: Prisma.TransactionClient,
   contexts: readonly SerialisedContext[],
   at: Date,
 ): Promise<void> {
+  // A batch often repeats a context: one row per hash is enough.
   const distinct = new Map(contexts.map((context) => [context.hash, context]));
   if (distinct.size === 0) return;
-  const stored = await inChunks([...distinct.keys()], (hashes) =>
-    tx.decisionContext.findMany({ where: { hash: { in: hashes } }, select: { hash: true } }),
-  );
-  for (const { hash } of stored) distinct.delete(hash);
-  if (distinct.size === 0) return;
-  await tx.decisionContext.createMany({
-    data: [...distinct.values()].map(({ hash, content, size }) => ({ hash, content, size, createdAt: at })),
-  });
+  await insertContexts(tx, [...distinct.values()], at);
 }

@@ -4,7 +4,7 @@
  * from the caller (the workflow allocates them); every write is keyed by them, so a retried write changes nothing.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { ulid } from 'ulid';
+import { newUlid } from '../lib/ulid';
 import { z } from 'zod';
 import { checkCorrection, checkDecisionDraft, correctionDrafts } from '../domain/decision';
 import type { DecisionDraft } from '../domain/decision';
@@ -27,10 +27,11 @@ import {
   PlanConflictError,
   PlanNotFoundError,
 } from './errors';
-import { Prisma } from './generated/prisma/client';
-import type { Decision, PrismaClient } from './generated/prisma/client';
+import type { Decision, Prisma, PrismaClient } from './generated/prisma/client';
 import { inChunks } from './chunks';
 import { claimWriteLock } from './lock';
+import { decisionIdsBySeq, insertDecisionRows, refreshDownstream } from './recording-sql';
+import type { DecisionInsert } from './recording-sql';
 import { parseTime } from './time';
 import type { CorrectDecisionInput, DecisionRecord, DecisionStore } from './types';
 
@@ -163,6 +164,8 @@ function checkWrites(planId: string, writes: readonly DecisionWrite[]): CheckedW
  * Checks the whole batch against the seed 004 tree rules before writing any of it, then inserts parents before
  * children, stores new contexts, and brings the parents' downstream lists up to date. Throws DecisionRuleError;
  * the caller's transaction then rolls back everything else it wrote too. Call with the write lock held.
+ * `storedIds`, when given, must be what is stored under seqsNamedBy(writes), read with the lock held; otherwise
+ * they are read here.
  */
 export async function insertDecisions(
   tx: Tx,
@@ -170,8 +173,19 @@ export async function insertDecisions(
   writes: readonly DecisionWrite[],
   storedRootId: string | null,
   at: Date,
+  storedIds?: ReadonlyMap<number, string>,
 ): Promise<InsertedDecisions> {
-  return insertChecked(tx, planId, checkWrites(planId, writes), storedRootId, at);
+  return insertChecked(tx, planId, checkWrites(planId, writes), storedRootId, at, storedIds);
+}
+
+/** Every sequence number a batch names, its decisions' own and their parents'. */
+export function seqsNamedBy(writes: readonly DecisionWrite[]): number[] {
+  const seqs = new Set<number>();
+  for (const { seq, draft } of writes) {
+    seqs.add(seq);
+    if (draft.parentSeq !== null) seqs.add(draft.parentSeq);
+  }
+  return [...seqs];
 }
 
 interface InsertedDecisions {
@@ -187,6 +201,7 @@ async function insertChecked(
   batch: readonly CheckedWrite[],
   storedRootId: string | null,
   at: Date,
+  storedIds?: ReadonlyMap<number, string>,
 ): Promise<InsertedDecisions> {
   if (batch.length === 0) return { ids: {}, rootId: undefined };
   const fail = (message: string, seq: number | null = null): never => {
@@ -199,18 +214,16 @@ async function insertChecked(
   const outsideParentSeqs = batch
     .map((w) => w.draft.parentSeq)
     .filter((seq): seq is number => seq !== null && !batchSeqs.has(seq));
-  const stored = await inChunks([...batchSeqs, ...new Set(outsideParentSeqs)], (seqs) =>
-    tx.decision.findMany({ where: { planId, seq: { in: seqs } }, select: { seq: true, id: true } }),
+  const idBySeq = new Map(
+    storedIds ?? (await decisionIdsBySeq(tx, planId, [...batchSeqs, ...new Set(outsideParentSeqs)])),
   );
-  const idBySeq = new Map<number, string>();
-  for (const row of stored) {
-    if (batchSeqs.has(row.seq)) {
+  for (const seq of batchSeqs) {
+    if (idBySeq.has(seq)) {
       fail(
-        `decision sequence number ${row.seq} is already used in plan ${planId}; numbers are never reused`,
-        row.seq,
+        `decision sequence number ${seq} is already used in plan ${planId}; numbers are never reused`,
+        seq,
       );
     }
-    idBySeq.set(row.seq, row.id);
   }
 
   const roots = batch.filter((w) => w.draft.type === 'prompt_definition');
@@ -221,7 +234,7 @@ async function insertChecked(
     );
   }
 
-  const rows: Prisma.DecisionCreateManyInput[] = [];
+  const rows: DecisionInsert[] = [];
   const parentIds = new Set<string>();
   for (const write of batch) {
     const { seq, draft } = write;
@@ -232,9 +245,9 @@ async function insertChecked(
         fail(`decision ${seq}: parent ${draft.parentSeq} not found in plan ${planId}`, seq);
       parentIds.add(parentId);
     }
-    const id = ulid();
+    const id = newUlid();
     idBySeq.set(seq, id);
-    rows.push(decisionRow(planId, write, id, parentId, at));
+    rows.push(decisionInsert(planId, write, id, parentId, at));
   }
 
   await storeContexts(
@@ -243,7 +256,7 @@ async function insertChecked(
     at,
   );
   // Sorted by seq and parentSeq < seq, so every parent row precedes its children for the foreign-key check.
-  await tx.decision.createMany({ data: rows });
+  await insertDecisionRows(tx, rows);
   await refreshDownstream(tx, [...parentIds]);
 
   const ids: Record<number, string> = {};
@@ -252,13 +265,14 @@ async function insertChecked(
   return { ids, rootId: rootSeq === undefined ? undefined : ids[rootSeq] };
 }
 
-function decisionRow(
+/** The row a new decision is inserted as; decisionRow adds the columns that start empty. */
+function decisionInsert(
   planId: string,
   { seq, draft, extras, context }: CheckedWrite,
   id: string,
   parentId: string | null,
   at: Date,
-): Prisma.DecisionCreateManyInput {
+): DecisionInsert {
   return {
     id,
     planId,
@@ -278,29 +292,26 @@ function decisionRow(
     relevantResources: extras.context?.relevantResources ?? [],
     actorStateRef: extras.context?.actorStateRef ?? null,
     actorReasoning: extras.actorReasoning ?? null,
-    downstreamDecisionIds: [],
     downstreamPlanIds: extras.downstreamPlanIds ?? [],
     artifactsProduced: extras.artifactsProduced ?? [],
+  };
+}
+
+function decisionRow(
+  planId: string,
+  write: CheckedWrite,
+  id: string,
+  parentId: string | null,
+  at: Date,
+): Prisma.DecisionCreateManyInput {
+  return {
+    ...decisionInsert(planId, write, id, parentId, at),
+    downstreamDecisionIds: [],
     isCorrection: false,
     correctsDecisionId: null,
     correctionReason: null,
     supersededBy: null,
   };
-}
-
-/**
- * downstream_decision_ids of each given decision := its children's ids by sequence number. Recomputed from the
- * children rather than appended to, so it is idempotent and always agrees with parent_decision_id. One statement
- * per 500 parents; each parent's children are found through the parent_decision_id index.
- */
-async function refreshDownstream(tx: Tx, decisionIds: readonly string[]): Promise<void> {
-  await inChunks(decisionIds, async (chunk) => [
-    await tx.$executeRaw`
-      UPDATE decisions SET downstream_decision_ids = (
-        SELECT json_group_array(c.decision_id ORDER BY c.sequence_number)
-        FROM decisions AS c WHERE c.parent_decision_id = decisions.decision_id)
-      WHERE decision_id IN (${Prisma.join(chunk)})`,
-  ]);
 }
 
 /**
@@ -529,8 +540,8 @@ async function correctDecision(tx: Tx, input: CorrectDecisionInput, at: Date) {
 
   const drafts = correctionDrafts(correctedDecision, request);
   const parentId = original.parentId;
-  const interventionId = ulid();
-  const correctionId = ulid();
+  const interventionId = newUlid();
+  const correctionId = newUlid();
   const none = { extras: {}, context: null };
   await tx.decision.createMany({
     data: [

@@ -23,12 +23,13 @@ import {
 import { PLAN_EVENT_TYPES, STATE_NEUTRAL_EVENT_TYPES } from '../domain/plan';
 import type { PlanError, PlanSpec } from '../domain/plan';
 import { inChunks } from './chunks';
-import { insertDecisions, toDecisionRecord } from './decisions';
+import { insertDecisions, seqsNamedBy, toDecisionRecord } from './decisions';
 import { PlanConflictError, PlanNotFoundError } from './errors';
 import { Prisma } from './generated/prisma/client';
 import type { PrismaClient } from './generated/prisma/client';
 import type { Plan, PlanEvent } from './generated/prisma/client';
 import { claimWriteLock } from './lock';
+import { insertPlanEvent, lockAndAdvancePlan, setDecisionRoot } from './recording-sql';
 import { parseTime } from './time';
 import type { PlanEventRecord, PlanFilter, PlanRecord, PlanStateWrite, PlanStore } from './types';
 
@@ -80,60 +81,50 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
     async recordPlanState(input) {
       checkEventSeq(input.eventSeq);
       const at = parseTime(input.at, 'at');
+      const columns = {
+        phase: input.phase,
+        state: input.state,
+        ...errorColumns(input.error),
+        updatedAt: at,
+      };
       return prisma.$transaction(async (tx) => {
-        await claimWriteLock(tx);
-        const plan = await tx.plan.findUnique({
-          where: { id: input.planId },
-          select: { id: true, decisionRootId: true },
-        });
+        // One statement takes the write lock, moves the plan row when this event is new and the newest (a late
+        // or retried event must not roll it back), and reads the rest: see lockAndAdvancePlan.
+        const plan = await lockAndAdvancePlan(
+          tx,
+          input.planId,
+          input.eventSeq,
+          columns,
+          seqsNamedBy(input.decisions),
+        );
         if (plan === null) {
           throw new PlanNotFoundError(input.planId);
         }
-        const recorded = await tx.planEvent.findUnique({
-          where: { planId_seq: { planId: input.planId, seq: input.eventSeq } },
-          select: { seq: true },
-        });
-        if (recorded !== null) {
+        if (plan.recorded) {
           // A retry of an activity whose first attempt committed (and whose reply was lost): the event, the plan
           // row and the decisions are already there. Answer with the ids the first attempt created.
           return { decisionIds: await existingDecisionIds(tx, input) };
         }
 
-        const latest = await tx.planEvent.aggregate({ where: { planId: input.planId }, _max: { seq: true } });
         const { ids: decisionIds, rootId } = await insertDecisions(
           tx,
           input.planId,
           input.decisions,
           plan.decisionRootId,
           at,
+          plan.storedDecisionIds,
         );
-        await tx.planEvent.create({
-          data: {
-            planId: input.planId,
-            seq: input.eventSeq,
-            type: input.event,
-            phase: input.phase,
-            state: input.state,
-            recordedBy: input.recordedBy,
-            message: input.message,
-            at,
-          },
+        await insertPlanEvent(tx, {
+          planId: input.planId,
+          seq: input.eventSeq,
+          type: input.event,
+          phase: input.phase,
+          state: input.state,
+          recordedBy: input.recordedBy,
+          message: input.message,
+          at,
         });
-
-        // The plan row mirrors the event with the highest sequence number. Events normally arrive in order, but
-        // a retried activity can land after a later one; it must not roll the row back to an older state.
-        const isNewest = (latest._max.seq ?? -1) < input.eventSeq;
-        if (isNewest || rootId !== undefined) {
-          await tx.plan.update({
-            where: { id: input.planId },
-            data: {
-              ...(isNewest
-                ? { phase: input.phase, state: input.state, ...errorColumns(input.error), updatedAt: at }
-                : {}),
-              ...(rootId !== undefined ? { decisionRootId: rootId } : {}),
-            },
-          });
-        }
+        if (rootId !== undefined) await setDecisionRoot(tx, input.planId, rootId);
         return { decisionIds };
       });
     },

@@ -388,6 +388,26 @@ describe('recordPlanState', () => {
     expect(await store.getPlan(spec.planId)).toMatchObject({ state: 'COMPLETE', updatedAt: newer.at });
   });
 
+  it('leaves the plan row alone when an event already stored arrives again, whatever state it carries', async () => {
+    const spec = await createPlan();
+    await store.recordPlanState(stateInput(spec.planId, 1, { state: 'PROCESSING' }));
+    const newer = stateInput(spec.planId, 2, { event: 'PHASE_COMPLETED', state: 'COMPLETE' });
+    await store.recordPlanState(newer);
+    const before = await everything(spec.planId);
+
+    // The newest event again, and an older one again, each with other fields than were stored.
+    const error = { type: 'ActorError', message: 'late', details: null, at: nextTime() };
+    await store.recordPlanState({ ...newer, state: 'ERRORED', error, at: nextTime() });
+    await store.recordPlanState(stateInput(spec.planId, 1, { state: 'ERRORED', error }));
+
+    expect(await everything(spec.planId)).toEqual(before);
+    expect(await store.getPlan(spec.planId)).toMatchObject({
+      state: 'COMPLETE',
+      updatedAt: newer.at,
+      error: null,
+    });
+  });
+
   it('rejects a second prompt_definition root and writes nothing', async () => {
     const spec = await createPlan();
     await store.recordPlanState(
@@ -737,6 +757,35 @@ describe('the SQLite connection', () => {
     await disconnectSharedPrismaClients();
   });
 
+  it('takes the write lock with the first statement of a recording, fresh or retried', async () => {
+    // A transaction that reads before another process commits and writes afterwards gets SQLITE_BUSY_SNAPSHOT at
+    // once, whatever the busy timeout (storage/lock.ts). So right after a recording's first statement, another
+    // connection must already be unable to write.
+    const spec = await createPlan();
+    const other = new Database(path.join(dir, 'agents.db'), { timeout: 0 });
+    const probes: string[] = [];
+    const probe = () => {
+      try {
+        other.prepare('UPDATE plans SET name = name WHERE plan_id = ?').run(spec.planId);
+        probes.push('other connection wrote');
+      } catch (err) {
+        probes.push((err as { code?: string }).code ?? String(err));
+      }
+    };
+    try {
+      const probing = createPlanStore(probeAfterFirstStatement(prisma, probe));
+      const input = stateInput(spec.planId, 1, { decisions: [decision(0, 'prompt_definition', null)] });
+      const first = await probing.recordPlanState(input);
+      expect(await probing.recordPlanState(input)).toEqual(first);
+      await probing.recordPlanState(
+        stateInput(spec.planId, 2, { decisions: [decision(1, 'strategy_choice', 0)] }),
+      );
+      expect(probes).toEqual(['SQLITE_BUSY', 'SQLITE_BUSY', 'SQLITE_BUSY']);
+    } finally {
+      other.close();
+    }
+  });
+
   it('reports a write blocked by another process as transient, and the retry succeeds', async () => {
     const spec = await createPlan();
     const impatient = createPrismaClient(databaseUrl, { busyTimeoutMs: 50 });
@@ -761,3 +810,39 @@ describe('the SQLite connection', () => {
     }
   });
 });
+
+/**
+ * The client, but each interactive transaction runs `probe` once, right after its first statement has answered
+ * (between two statements the transaction is suspended, so another connection can act then).
+ */
+function probeAfterFirstStatement(client: PrismaClient, probe: () => void): PrismaClient {
+  const afterFirst = (tx: object): object => {
+    let probed = false;
+    const wrap = (target: object, depth: number): object =>
+      new Proxy(target, {
+        get(obj, prop, receiver) {
+          const value: unknown = Reflect.get(obj, prop, receiver);
+          if (typeof value === 'function') {
+            return async (...args: unknown[]) => {
+              const result: unknown = await (value as (...a: unknown[]) => unknown).apply(obj, args);
+              if (!probed) {
+                probed = true;
+                probe();
+              }
+              return result;
+            };
+          }
+          // Model delegates (tx.plan, tx.decision, ...) are one level down.
+          return depth === 0 && typeof value === 'object' && value !== null ? wrap(value, 1) : value;
+        },
+      });
+    return wrap(tx, 0);
+  };
+  return new Proxy(client, {
+    get(obj, prop, receiver) {
+      if (prop !== '$transaction') return Reflect.get(obj, prop, receiver) as unknown;
+      return (fn: (tx: object) => Promise<unknown>, options?: unknown) =>
+        obj.$transaction((tx) => fn(afterFirst(tx)), options as never);
+    },
+  });
+}

@@ -1,0 +1,235 @@
+/**
+ * The recording path's statements (recordPlanState, DecisionStore.record), as raw SQL. Prisma 6's query compiler
+ * compiles every model query in WebAssembly on every call (it keeps no plan cache) and the driver adapter prepares
+ * every statement anew; that was most of a recording's time (issue 13, P3). A raw statement skips the compiler's
+ * query building. Reads elsewhere, and the rare paths (a retried write, a correction), stay on the model API.
+ *
+ * The SQL is standard (multi-row VALUES, EXISTS, ON CONFLICT DO NOTHING) except where a function says otherwise, so
+ * a PostgreSQL backend (issue 14) ports this one module: Json columns are bound as JSON text here and would need a
+ * `::jsonb` cast there, and EXISTS answers a boolean there where SQLite answers 0 or 1.
+ */
+import { Prisma } from './generated/prisma/client';
+import { inChunks } from './chunks';
+
+type Tx = Prisma.TransactionClient;
+
+/** The plan row's columns that follow its newest event. */
+export interface PlanStateColumns {
+  phase: string;
+  state: string;
+  errorType: string | null;
+  errorMessage: string | null;
+  errorDetails: string | null;
+  errorAt: Date | null;
+  updatedAt: Date;
+}
+
+const STATE_COLUMNS: Record<keyof PlanStateColumns, string> = {
+  phase: 'phase',
+  state: 'state',
+  errorType: 'error_type',
+  errorMessage: 'error_message',
+  errorDetails: 'error_details',
+  errorAt: 'error_at',
+  updatedAt: 'updated_at',
+};
+
+/** What recordPlanState needs to know before it writes the rest. */
+export interface PlanForRecording {
+  decisionRootId: string | null;
+  /** The event with this sequence number is already stored: the write is a retry, and nothing was changed. */
+  recorded: boolean;
+  /** Ids of the plan's decisions stored under the sequence numbers asked about. */
+  storedDecisionIds: Map<number, string>;
+}
+
+/**
+ * recordPlanState's first statement: takes the write lock, moves the plan row to the event's state when the event
+ * is new and the newest, and reads what the rest of the recording needs. Null when the plan does not exist.
+ *
+ * - Lock: an UPDATE is a write, so SQLite takes the write lock before the statement reads anything, as
+ *   claimWriteLock does (storage/lock.ts says why that must come first); RETURNING then answers from the latest
+ *   committed state. (On PostgreSQL the UPDATE locks the plan's row, which serialises recordings of a plan there.)
+ * - Plan row: it mirrors the event with the highest sequence number. Events normally arrive in order, but a
+ *   retried activity can land after a later one and must not roll the row back; a retry of this very event must
+ *   change nothing. Hence each column changes only when no event numbered eventSeq or higher is stored (checked
+ *   before this recording's own event is inserted). Everything later in the transaction may still refuse the
+ *   write, which rolls this back with the rest.
+ * - Reads: the decision root, whether this event is stored, and the ids stored under `decisionSeqs` (one JSON
+ *   parameter, so a batch of any size is one statement).
+ *
+ * One statement for what took five. SQLite's json_each and json_group_array; PostgreSQL would say `= ANY(...)`
+ * and json_agg.
+ */
+export async function lockAndAdvancePlan(
+  tx: Tx,
+  planId: string,
+  eventSeq: number,
+  columns: PlanStateColumns,
+  decisionSeqs: readonly number[],
+): Promise<PlanForRecording | null> {
+  const isNewest = Prisma.sql`NOT EXISTS (SELECT 1 FROM plan_events e
+    WHERE e.plan_id = plans.plan_id AND e.sequence_number >= ${eventSeq})`;
+  const sets = (Object.keys(STATE_COLUMNS) as (keyof PlanStateColumns)[]).map((field) => {
+    // Column names come from STATE_COLUMNS, never from input.
+    const column = Prisma.raw(STATE_COLUMNS[field]);
+    return Prisma.sql`${column} = CASE WHEN ${isNewest} THEN ${columns[field]} ELSE ${column} END`;
+  });
+  const rows = await tx.$queryRaw<{ root_id: string | null; recorded: unknown; stored: string }[]>`
+    UPDATE plans SET ${Prisma.join(sets)} WHERE plan_id = ${planId}
+    RETURNING decision_root_id AS root_id,
+      EXISTS (SELECT 1 FROM plan_events e WHERE e.plan_id = plans.plan_id AND e.sequence_number = ${eventSeq})
+        AS recorded,
+      (SELECT json_group_array(json_array(d.sequence_number, d.decision_id)) FROM decisions d
+        WHERE d.plan_id = plans.plan_id
+          AND d.sequence_number IN (SELECT value FROM json_each(${JSON.stringify(decisionSeqs)})))
+        AS stored`;
+  const row = rows[0];
+  if (row === undefined) return null;
+  const stored = JSON.parse(row.stored) as [number, string][];
+  return { decisionRootId: row.root_id, recorded: isTrue(row.recorded), storedDecisionIds: new Map(stored) };
+}
+
+/** Once per plan: when the batch that holds its prompt_definition root is written. */
+export async function setDecisionRoot(tx: Tx, planId: string, rootId: string): Promise<void> {
+  await tx.$executeRaw`UPDATE plans SET decision_root_id = ${rootId} WHERE plan_id = ${planId}`;
+}
+
+/** SQLite answers a boolean expression as an integer (a bigint through the adapter); PostgreSQL as a boolean. */
+function isTrue(value: unknown): boolean {
+  return value === true || Number(value) === 1;
+}
+
+/** Ids of the plan's decisions stored under these sequence numbers (absent ones are simply missing). */
+export async function decisionIdsBySeq(
+  tx: Tx,
+  planId: string,
+  seqs: readonly number[],
+): Promise<Map<number, string>> {
+  const rows = await inChunks(
+    seqs,
+    (chunk) => tx.$queryRaw<{ seq: number | bigint; id: string }[]>`
+      SELECT sequence_number AS seq, decision_id AS id FROM decisions
+      WHERE plan_id = ${planId} AND sequence_number IN (${Prisma.join(chunk)})`,
+  );
+  return new Map(rows.map((row) => [Number(row.seq), row.id]));
+}
+
+/** A decisions row as the recording path writes it; Json columns as values (serialised here). */
+export interface DecisionInsert {
+  id: string;
+  planId: string;
+  seq: number;
+  parentId: string | null;
+  type: string;
+  phase: string;
+  question: string;
+  chosenOption: string;
+  alternatives: Prisma.InputJsonValue;
+  confidence: number | null;
+  rationale: string;
+  actor: string;
+  createdAt: Date;
+  hotContextHash: string | null;
+  hotContextRef: string | null;
+  relevantResources: Prisma.InputJsonValue;
+  actorStateRef: string | null;
+  actorReasoning: string | null;
+  downstreamPlanIds: Prisma.InputJsonValue;
+  artifactsProduced: Prisma.InputJsonValue;
+}
+
+/** At most 20 bound values a row: 200 rows stay far below SQLite's 32,766 and PostgreSQL's 65,535 a statement. */
+const ROWS_PER_INSERT = 200;
+
+// Nulls and empty lists are written as literals, not bound: most decisions leave most optional fields empty, and
+// every bound value costs Prisma's request handling and the driver's binding time (a fifth of the insert).
+const NULL = Prisma.sql`NULL`;
+const EMPTY_LIST = Prisma.sql`'[]'`;
+
+function value(v: string | number | Date | null): string | number | Date | Prisma.Sql {
+  return v === null ? NULL : v;
+}
+
+/** Json columns hold the value's JSON text, as Prisma writes them. */
+function json(v: Prisma.InputJsonValue): string | Prisma.Sql {
+  return Array.isArray(v) && v.length === 0 ? EMPTY_LIST : JSON.stringify(v);
+}
+
+/**
+ * Inserts the rows in the given order, ROWS_PER_INSERT per statement; the caller orders parents before children
+ * (the parent foreign key is checked per row). New decisions have no children, no corrections and are not
+ * superseded, so those columns are written empty.
+ */
+export async function insertDecisionRows(tx: Tx, rows: readonly DecisionInsert[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+    const values = rows.slice(i, i + ROWS_PER_INSERT).map(
+      (r) => Prisma.sql`(${r.id}, ${r.planId}, ${r.seq}, ${value(r.parentId)}, ${r.type}, ${r.phase},
+        ${r.question}, ${r.chosenOption}, ${json(r.alternatives)}, ${value(r.confidence)}, ${r.rationale},
+        ${r.actor}, ${r.createdAt}, ${value(r.hotContextHash)}, ${value(r.hotContextRef)},
+        ${json(r.relevantResources)}, ${value(r.actorStateRef)}, ${value(r.actorReasoning)}, '[]',
+        ${json(r.downstreamPlanIds)}, ${json(r.artifactsProduced)}, 0, NULL, NULL, NULL)`,
+    );
+    await tx.$executeRaw`
+      INSERT INTO decisions (decision_id, plan_id, sequence_number, parent_decision_id, decision_type, phase,
+        question, chosen_option, alternatives_considered, confidence_score, rationale, actor, created_at,
+        hot_context_hash, hot_context_ref, relevant_resources, actor_state_ref, actor_reasoning,
+        downstream_decision_ids, downstream_plan_ids, artifacts_produced, is_correction, corrects_decision_id,
+        correction_reason, superseded_by)
+      VALUES ${Prisma.join(values)}`;
+  }
+}
+
+/**
+ * downstream_decision_ids of each given decision := its children's ids by sequence number. Recomputed from the
+ * children rather than appended to, so it is idempotent and always agrees with parent_decision_id. One statement
+ * per 500 parents; each parent's children are found through the parent_decision_id index. SQLite's
+ * json_group_array (with an aggregate ORDER BY, SQLite 3.44); PostgreSQL would say json_agg(... ORDER BY ...).
+ */
+export async function refreshDownstream(tx: Tx, decisionIds: readonly string[]): Promise<void> {
+  await inChunks(decisionIds, async (chunk) => [
+    await tx.$executeRaw`
+      UPDATE decisions SET downstream_decision_ids = (
+        SELECT json_group_array(c.decision_id ORDER BY c.sequence_number)
+        FROM decisions AS c WHERE c.parent_decision_id = decisions.decision_id)
+      WHERE decision_id IN (${Prisma.join(chunk)})`,
+  ]);
+}
+
+export interface ContextInsert {
+  hash: string;
+  content: string;
+  size: number;
+}
+
+/**
+ * Insert-if-absent by hash. Content-addressed: a stored row with the same hash holds the same content, so keeping
+ * it is right.
+ */
+export async function insertContexts(tx: Tx, contexts: readonly ContextInsert[], at: Date): Promise<void> {
+  for (let i = 0; i < contexts.length; i += ROWS_PER_INSERT) {
+    const values = contexts
+      .slice(i, i + ROWS_PER_INSERT)
+      .map(({ hash, content, size }) => Prisma.sql`(${hash}, ${content}, ${size}, ${at})`);
+    await tx.$executeRaw`
+      INSERT INTO decision_contexts (hash, content, size, created_at) VALUES ${Prisma.join(values)}
+      ON CONFLICT (hash) DO NOTHING`;
+  }
+}
+
+export interface EventInsert {
+  planId: string;
+  seq: number;
+  type: string;
+  phase: string;
+  state: string;
+  recordedBy: string;
+  message: string | null;
+  at: Date;
+}
+
+export async function insertPlanEvent(tx: Tx, e: EventInsert): Promise<void> {
+  await tx.$executeRaw`
+    INSERT INTO plan_events (plan_id, sequence_number, event_type, phase, state, actor, message, at)
+    VALUES (${e.planId}, ${e.seq}, ${e.type}, ${e.phase}, ${e.state}, ${e.recordedBy}, ${e.message}, ${e.at})`;
+}
