@@ -2,11 +2,12 @@
  * P3: decisions per second through the engine's recording path against raw inserts of the same rows.
  *   subject:  storage/plans recordPlanState, BATCH decisions per call as a phase's completion writes them (with
  *             its event, the plan row and the parents' downstream links, in one transaction)
- *   baseline: better-sqlite3 INSERTs of the same decision rows into the same table, BATCH per transaction
+ *   baseline: better-sqlite3 INSERTs of the same decision rows into the same table, BATCH per transaction, ids
+ *             minted as the engine mints them (lib/ulid.ts)
  * Interleaved rounds, each on fresh plans in one database; the medians are compared.
  */
 import Database from 'better-sqlite3';
-import { ulid } from 'ulid';
+import { newUlid } from '../../lib/ulid';
 import { decisionBatch, recordDecisions, withStorage } from './decisions-fixture';
 import type { PartResult } from './report';
 import { envNumber, median, round, timeMs } from './stats';
@@ -27,7 +28,8 @@ function rawInserts(db: Database.Database, planId: string, count: number): void 
   const writeBatch = db.transaction((first: number) => {
     const at = Date.now();
     for (const { seq, draft } of decisionBatch(first, Math.min(BATCH, count - first))) {
-      const id = ulid();
+      // The engine's own id source: the baseline measures the inserts, not a slower way of minting ids.
+      const id = newUlid();
       ids.set(seq, id);
       insert.run(
         id,
