@@ -5,8 +5,10 @@
 import type { ActorRegistry } from '../actors/registry';
 import type { Isolation } from '../sandbox/isolation';
 import type { Stores } from '../storage';
+import type { DecisionDraft } from '../domain/decision';
 import type { PlanSpec } from '../domain/plan';
 import type { ByPlanRef, RunPhaseInput, RunPhaseResult } from './contracts';
+import { contextsByReference } from './contexts';
 import { guardActivities } from './failures';
 import { createInvariantActivities } from './invariants';
 import { runBuiltinPhase } from './phases';
@@ -26,17 +28,28 @@ export function createActivities(deps: ActivityDependencies) {
   const { checkInvariants } = createInvariantActivities(deps);
   const { strategize, execute, apply } = createWorkActivities({ ...deps, checkInvariants });
   const specOf = createSpecSource(deps.plans);
-  /** The activity as the workflow calls it: the plan named by a PlanRef, the spec found before the work starts. */
-  const byPlanRef =
-    <I extends { spec: PlanSpec }, R>(activity: (input: I) => Promise<R>) =>
-    async (input: ByPlanRef<I>): Promise<R> =>
-      activity({ ...input, spec: await specOf(input) } as I);
+  /**
+   * The activity as the workflow calls it: the plan named by a PlanRef and its spec found before the work starts;
+   * the decisions' contexts stored before they are returned, so only their references travel.
+   */
+  const phaseActivity =
+    <I extends { spec: PlanSpec }, R extends { decisions: DecisionDraft[] }>(
+      activity: (input: I) => Promise<R>,
+    ) =>
+    async (input: ByPlanRef<I>): Promise<R> => {
+      const spec = await specOf(input);
+      const result = await activity({ ...input, spec } as I);
+      return {
+        ...result,
+        decisions: await contextsByReference(deps.decisions, spec.planId, result.decisions),
+      };
+    };
   return guardActivities({
     ...createRecordingActivities(deps),
-    checkInvariants: byPlanRef(checkInvariants),
-    strategize: byPlanRef(strategize),
-    execute: byPlanRef(execute),
-    apply: byPlanRef(apply),
+    checkInvariants: phaseActivity(checkInvariants),
+    strategize: phaseActivity(strategize),
+    execute: phaseActivity(execute),
+    apply: phaseActivity(apply),
 
     /** Plans started before actors existed replay against this; new plans call strategize/execute/apply. */
     async runPhase(input: RunPhaseInput): Promise<RunPhaseResult> {

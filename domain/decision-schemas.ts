@@ -27,9 +27,13 @@ const ulidSchema = z.string().refine(isUlid, 'must be a ULID');
 export const decisionDraftExtrasSchema = z.object({
   context: z
     .object({
-      content: z.unknown(),
+      content: z.unknown().optional(),
+      ref: z.string().optional(),
       relevantResources: z.array(resourceRefSchema).optional(),
       actorStateRef: z.string().min(1, 'must not be empty').nullable().optional(),
+    })
+    .refine((c) => (c.ref === undefined) !== (c.content === undefined), {
+      message: 'a context has either its content or the ref of a stored one',
     })
     .optional(),
   actorReasoning: z.string().nullable().optional(),

@@ -37,7 +37,13 @@ export interface ArtifactRef {
  * reference to it (seed 004's `hot_context_hash` / `hot_context_ref`).
  */
 export interface DecisionContextInput {
-  content: unknown;
+  /** The context itself; leave out when `ref` names it. */
+  content?: unknown;
+  /**
+   * `sha256:<hash>` of a context already stored (by the activity that produced it, ADR 0011): the decision keeps
+   * the reference, and the context does not travel again. Exactly one of `content` and `ref`.
+   */
+  ref?: string;
   relevantResources?: ResourceRef[];
   /** LangGraph actor checkpoint reference (seed 004's `actor_state_ref`). */
   actorStateRef?: string | null;

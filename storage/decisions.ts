@@ -52,6 +52,20 @@ export function createDecisionStore(prisma: PrismaClient): DecisionStore {
   }
 
   return {
+    async storeContexts(planId, contents) {
+      const serialised = contents.map((content, i) => {
+        try {
+          return serialiseContext(content);
+        } catch (err) {
+          throw new DecisionRuleError(`context ${i}: ${(err as Error).message}`, planId, null);
+        }
+      });
+      if (serialised.length > 0) {
+        await prisma.$transaction((tx) => storeContexts(tx, serialised, new Date()));
+      }
+      return serialised.map((context) => context.ref);
+    },
+
     async record({ planId, at, decisions }) {
       const time = parseTime(at, 'at');
       return prisma.$transaction(async (tx) => {
@@ -125,7 +139,8 @@ interface CheckedWrite {
   seq: number;
   draft: DecisionDraft;
   extras: z.infer<typeof decisionDraftExtrasSchema>;
-  context: SerialisedContext | null;
+  /** A context to store with the decision, or one stored before (`stored`: only its reference travelled). */
+  context: (SerialisedContext & { stored: false }) | { hash: string; ref: string; stored: true } | null;
 }
 
 /** Every per-decision rule of seed 004 and the optional fields' shapes; nothing is read or written yet. */
@@ -148,10 +163,14 @@ function checkWrites(planId: string, writes: readonly DecisionWrite[]): CheckedW
     const parsed = decisionDraftExtrasSchema.safeParse(draft);
     if (!parsed.success) fail(describeZodError(parsed.error));
     const extras = parsed.data as z.infer<typeof decisionDraftExtrasSchema>;
-    let context: SerialisedContext | null = null;
-    if (extras.context !== undefined) {
+    let context: CheckedWrite['context'] = null;
+    if (extras.context?.ref !== undefined) {
+      const { ref } = extras.context;
+      const hash = parseContextRef(ref) ?? fail(`context.ref: ${ref} is not a sha256: reference`);
+      context = { hash, ref, stored: true };
+    } else if (extras.context !== undefined) {
       try {
-        context = serialiseContext(extras.context.content);
+        context = { ...serialiseContext(extras.context.content), stored: false };
       } catch (err) {
         fail(`context.content: ${(err as Error).message}`);
       }
@@ -252,9 +271,24 @@ async function insertChecked(
 
   await storeContexts(
     tx,
-    batch.flatMap((w) => (w.context === null ? [] : [w.context])),
+    batch.flatMap((w) => (w.context === null || w.context.stored ? [] : [w.context])),
     at,
   );
+  // A reference is only as good as the context it names: one that was never stored is refused, not kept dangling.
+  const referenced = [...new Set(batch.flatMap((w) => (w.context?.stored === true ? [w.context.hash] : [])))];
+  if (referenced.length > 0) {
+    const found = new Set(
+      (
+        await inChunks(referenced, (hashes) =>
+          tx.decisionContext.findMany({ where: { hash: { in: hashes } }, select: { hash: true } }),
+        )
+      ).map((row) => row.hash),
+    );
+    const missing = batch.find((w) => w.context?.stored === true && !found.has(w.context.hash));
+    if (missing !== undefined && missing.context !== null) {
+      fail(`decision ${missing.seq}: context ${missing.context.ref} is not stored`, missing.seq);
+    }
+  }
   // Sorted by seq and parentSeq < seq, so every parent row precedes its children for the foreign-key check.
   await insertDecisionRows(tx, rows);
   await refreshDownstream(tx, [...parentIds]);

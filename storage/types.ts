@@ -147,6 +147,12 @@ export interface DecisionStore {
   getDecision(decisionId: string): Promise<DecisionRecord>;
   /** The stored context (canonical JSON text) for a `hotContextRef`; null for an unknown or malformed ref. */
   getContext(ref: string): Promise<string | null>;
+  /**
+   * Stores contexts before the decisions that keep them are recorded (the activity that produced them does, so
+   * only their references travel to the workflow and back); returns each one's `sha256:` reference, in order.
+   * Content-addressed, so storing one twice is harmless. DecisionRuleError for a value JSON cannot represent.
+   */
+  storeContexts(planId: string, contents: readonly unknown[]): Promise<string[]>;
   /** Breadth-first from the root; see domain/decision-tree.ts for superseded decisions and the depth limit. */
   getTree(planId: string, options?: DecisionTreeOptions): Promise<DecisionTree<DecisionRecord>>;
   /** `[decision, parent, …, root]`. */
