@@ -72,6 +72,23 @@ const applyResultSchema = z.object({
   appliedAt: z.string(),
 });
 
+/** What a changeset is besides its changes, from its row. */
+function changesetHeader(row: {
+  id: string;
+  planId: string;
+  attempt: number;
+  projects: unknown;
+  createdAt: Date;
+}): Omit<Changeset, 'changes'> {
+  return {
+    changesetId: row.id,
+    planId: row.planId,
+    attempt: row.attempt,
+    projects: projectsSchema.parse(row.projects),
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
 export function createChangesetStore(prisma: PrismaClient): ChangesetStore {
   const load = async (where: { id: string } | { planId: string }): Promise<Changeset | null> => {
     const row =
@@ -87,11 +104,7 @@ export function createChangesetStore(prisma: PrismaClient): ChangesetStore {
           });
     if (row === null) return null;
     return {
-      changesetId: row.id,
-      planId: row.planId,
-      attempt: row.attempt,
-      projects: projectsSchema.parse(row.projects),
-      createdAt: row.createdAt.toISOString(),
+      ...changesetHeader(row),
       changes: row.changes.map((c) => ({
         project: c.project,
         operation: operationSchema.parse(c.operation),
@@ -166,11 +179,7 @@ export function createChangesetStore(prisma: PrismaClient): ChangesetStore {
       });
       if (row === null) return null;
       return {
-        changesetId: row.id,
-        planId: row.planId,
-        attempt: row.attempt,
-        projects: projectsSchema.parse(row.projects),
-        createdAt: row.createdAt.toISOString(),
+        ...changesetHeader(row),
         changes: row.changes.map((c) => ({ ...c, operation: operationSchema.parse(c.operation) })),
       };
     },

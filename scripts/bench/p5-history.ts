@@ -6,20 +6,13 @@
  * do (activities, local activities, search attribute upserts) is whatever they do today.
  */
 import { planWorkflowId } from '../../domain/ids';
+import * as drives from '../../test/helpers/drives';
 import type { Harness } from '../../test/helpers/harness';
 import type { PartResult, Row } from './report';
 import { createBenchPlan, withWorld } from './world';
 import { withWorkers } from './workers';
 
-/** Approves every gate until the plan finishes (as test/histories/record.ts does). */
-async function approveToTheEnd(h: Harness, planId: string): Promise<void> {
-  for (;;) {
-    const view = await h.client.waitForInput(planId);
-    if (view.phase === 'APPLIED' || view.state === 'CANCELLED') return;
-    if (!view.awaitingApproval) throw new Error(`plan ${planId} needs a person: ${view.phase} ${view.state}`);
-    await h.client.advance(planId, { by: 'bench', expectedPhase: view.phase });
-  }
-}
+const approveToTheEnd = (h: Harness, planId: string) => drives.approveToTheEnd(h, planId, 'bench');
 
 interface Scenario {
   name: string;
@@ -34,18 +27,7 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'MANUAL + 1 correction',
     level: 'MANUAL',
-    async drive(h, planId) {
-      await h.client.waitForInput(planId);
-      const choice = (await h.plans.listDecisions(planId)).find((d) => d.type === 'strategy_choice');
-      if (choice === undefined) throw new Error(`plan ${planId} recorded no strategy_choice to correct`);
-      await h.client.correct(planId, {
-        by: 'bench',
-        decisionId: choice.decisionId,
-        chosenOption: 'Write the notes by hand',
-        reason: 'bench correction',
-      });
-      await approveToTheEnd(h, planId);
-    },
+    drive: (h, planId) => drives.correctThenApprove(h, planId, 'bench', 'Write the notes by hand'),
   },
   {
     // An invariant added at the gate before Apply stops the approved transition; removed, a retry goes on.

@@ -19,6 +19,7 @@ import type { ActorRegistry } from '../../actors';
 import { parseActionFile } from '../../domain/action-file';
 import type { AutomationLevel } from '../../domain/lifecycle';
 import { ensureTemporalCli } from '../../scripts/temporal-cli';
+import * as drives from '../helpers/drives';
 import { FakeModelServer, wireStep } from '../helpers/fake-model-server';
 import { createHarness } from '../helpers/harness';
 import type { Harness } from '../helpers/harness';
@@ -45,19 +46,7 @@ interface Scenario {
   overrides?(h: Harness): Parameters<Harness['withWorker']>[1];
 }
 
-/** Approves every gate until the plan finishes. */
-async function approveToTheEnd(h: Harness, planId: string): Promise<void> {
-  for (;;) {
-    const view = await h.client.waitForInput(planId);
-    if (view.phase === 'APPLIED' || view.state === 'CANCELLED') return;
-    if (!view.awaitingApproval) throw new Error(`plan ${planId} needs a person: ${view.phase} ${view.state}`);
-    await h.client.advance(planId, {
-      by: 'recorder',
-      reason: `approve ${view.phase}`,
-      expectedPhase: view.phase,
-    });
-  }
-}
+const approveToTheEnd = (h: Harness, planId: string) => drives.approveToTheEnd(h, planId, 'recorder');
 
 async function cli(h: Harness, ...argv: string[]): Promise<string> {
   const out = await h.cli(...argv);
@@ -135,18 +124,7 @@ const SCENARIOS: Record<string, Scenario> = {
   /** A person corrects the strategy at the first gate; the plan then goes on to APPLIED. */
   'manual-corrected': {
     level: 'MANUAL',
-    async drive(h, planId) {
-      await h.client.waitForInput(planId);
-      const choice = (await h.plans.listDecisions(planId)).find((d) => d.type === 'strategy_choice');
-      if (choice === undefined) throw new Error(`plan ${planId} recorded no strategy_choice to correct`);
-      await h.client.correct(planId, {
-        by: 'recorder',
-        decisionId: choice.decisionId,
-        chosenOption: 'Write the greeting by hand',
-        reason: 'recorded correction',
-      });
-      await approveToTheEnd(h, planId);
-    },
+    drive: (h, planId) => drives.correctThenApprove(h, planId, 'recorder', 'Write the greeting by hand'),
   },
 
   /**
