@@ -10,10 +10,11 @@
  * - --max-old-space-size=1536 (MB, per isolate: the worker's and its workflow thread's): a ceiling, not a
  *   reservation. With Node's default (a quarter of the machine's memory, up to 4 GB) V8 let a parked worker's heap
  *   grow to 290 MB of mostly garbage, so P6 was measured with 384; but one plan at the changeset limits
- *   (domain/limits.ts, 100 MiB) needs far more: reading such a changeset back through Prisma (the invariant checks
- *   after Execute and Apply, and Apply itself) holds 1,120 MB of live heap (--trace-gc; saving it, 330 MB), and
- *   384 and 768 both stopped the worker with "heap out of memory" (test/workflows/large-changeset.test.ts). 1536
- *   is the smallest tried that survives it, with about 400 MB to spare. It does not cover two such plans at once.
+ *   (domain/limits.ts, 100 MiB) needs far more: reading such a changeset back through Prisma for Apply holds
+ *   1,120 MB of live heap (--trace-gc; saving it, 330 MB), and 384 and 768 both stopped the worker with "heap out
+ *   of memory" (test/workflows/large-changeset.test.ts; then the invariant checks read it in full too, they now
+ *   read it without the bytes). 1536 is the smallest tried that survives it, with about 400 MB to spare. It does
+ *   not cover two such plans at once: Apply reading one file's bytes at a time would.
  * - --max-semi-space-size=4 (MB): V8's young generation, per isolate; the default lets each grow to 16 MB per
  *   semi-space. Costs CPU: more, smaller collections.
  * The workflow cache (WORKER_MAX_CACHED_WORKFLOWS, config/worker-memory.ts) is derived from the heap limit.
