@@ -41,6 +41,18 @@ export const sharedEnvFields = {
    * How many workflows the worker keeps in memory (Temporal's sticky cache); unset: derived from the heap
    * (config/worker-memory.ts). `0` keeps none: every workflow task then replays its plan's history.
    */
+  /**
+   * Where the worker answers `GET /healthz` and `GET /readyz` (worker/health.ts); unset: no endpoint. `0` lets
+   * the system choose a port, which the worker prints.
+   */
+  WORKER_HEALTH_PORT: z.coerce
+    .number()
+    .int('must be a port number')
+    .min(0, 'must be a port number (0 to 65535)')
+    .max(65_535, 'must be a port number (0 to 65535)')
+    .optional(),
+  /** The address the health endpoints listen on: every interface by default, as a probe from outside needs. */
+  WORKER_HEALTH_HOST: z.string().min(1).default('0.0.0.0'),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce
     .number()
     .int('must be a whole number of workflows')

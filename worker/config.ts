@@ -16,6 +16,8 @@ const workerEnvSchema = z.object({
   SANDBOX_ISOLATION: sharedEnvFields.SANDBOX_ISOLATION,
   SANDBOX_CPU_SECONDS: sharedEnvFields.SANDBOX_CPU_SECONDS,
   WORKER_MAX_CACHED_WORKFLOWS: sharedEnvFields.WORKER_MAX_CACHED_WORKFLOWS,
+  WORKER_HEALTH_PORT: sharedEnvFields.WORKER_HEALTH_PORT,
+  WORKER_HEALTH_HOST: sharedEnvFields.WORKER_HEALTH_HOST,
 });
 
 export interface WorkerConfig {
@@ -38,6 +40,8 @@ export interface WorkerConfig {
   maxCachedWorkflows: number;
   /** The model-backed actor's endpoint; null when CLEVERAGENTS_MODEL_BASE_URL is not set. */
   model: ModelConfig | null;
+  /** Where `/healthz` and `/readyz` are served (worker/health.ts); null: not served. */
+  health: { port: number; host: string } | null;
 }
 
 export class ConfigError extends Error {
@@ -69,5 +73,9 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     sandboxCpuSeconds: parsed.data.SANDBOX_CPU_SECONDS,
     maxCachedWorkflows: parsed.data.WORKER_MAX_CACHED_WORKFLOWS ?? defaultMaxCachedWorkflows(),
     model,
+    health:
+      parsed.data.WORKER_HEALTH_PORT === undefined
+        ? null
+        : { port: parsed.data.WORKER_HEALTH_PORT, host: parsed.data.WORKER_HEALTH_HOST },
   };
 }

@@ -7,6 +7,7 @@ import { createStores } from '../storage';
 import { disconnectSharedPrismaClients, resolveDatabaseUrl, sharedPrismaClient } from '../storage/prisma';
 import { loadWorkerConfig } from './config';
 import type { WorkerConfig } from './config';
+import { startHealthServer } from './health';
 import { createPlanWorker } from './worker';
 
 /**
@@ -25,7 +26,7 @@ export async function runWorker(
     | 'maxCachedWorkflows'
     | 'model'
   > &
-    Partial<Pick<WorkerConfig, 'taskQueue' | 'logLevel'>> & {
+    Partial<Pick<WorkerConfig, 'taskQueue' | 'logLevel' | 'health'>> & {
       /** Found already by the caller (`npm start` checks first); otherwise detected here. */
       isolation?: Isolation;
     },
@@ -56,6 +57,14 @@ export async function runWorker(
       isolation,
       maxCachedWorkflows: config.maxCachedWorkflows,
     });
+    // Listening before the polling line: whoever waits for that line can probe at once.
+    const health =
+      config.health === null || config.health === undefined
+        ? null
+        : await startHealthServer({ ...config.health, state: () => worker.getState() });
+    if (health !== null && config.health) {
+      console.log(`worker: health on http://${config.health.host}:${health.port} (/healthz, /readyz)`);
+    }
     console.log(
       `worker: polling task queue ${taskQueue} on ${config.temporalAddress} (namespace ${config.namespace}); ` +
         `up to ${worker.options.maxCachedWorkflows} workflows cached`,
@@ -63,7 +72,11 @@ export async function runWorker(
     console.log(
       `worker: strategy actors ${actors.names('strategy').join(', ')}; sandboxes in ${config.sandboxDir}`,
     );
-    await worker.run();
+    try {
+      await worker.run();
+    } finally {
+      await health?.close();
+    }
     console.log('worker: stopped');
   } finally {
     await connection.close();

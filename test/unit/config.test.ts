@@ -19,6 +19,7 @@ describe('worker and client configuration', () => {
       sandboxCpuSeconds: 600,
       maxCachedWorkflows: defaultMaxCachedWorkflows(),
       model: null,
+      health: null,
     });
     expect(loadClientConfig({})).toEqual({
       temporalAddress: '127.0.0.1:7233',
@@ -78,6 +79,21 @@ describe('worker and client configuration', () => {
     );
     expect(() => loadWorkerConfig({ WORKER_MAX_CACHED_WORKFLOWS: 'many' })).toThrow(
       /WORKER_MAX_CACHED_WORKFLOWS: .*\(got "many"\)/,
+    );
+  });
+
+  it('serves health endpoints only where WORKER_HEALTH_PORT says, on every interface unless told', () => {
+    expect(loadWorkerConfig({}).health).toBeNull();
+    expect(loadWorkerConfig({ WORKER_HEALTH_PORT: '9464' }).health).toEqual({ port: 9464, host: '0.0.0.0' });
+    expect(loadWorkerConfig({ WORKER_HEALTH_PORT: '0', WORKER_HEALTH_HOST: '127.0.0.1' }).health).toEqual({
+      port: 0,
+      host: '127.0.0.1',
+    });
+    expect(() => loadWorkerConfig({ WORKER_HEALTH_PORT: '70000' })).toThrow(
+      /WORKER_HEALTH_PORT: must be a port number \(0 to 65535\) \(got "70000"\)/,
+    );
+    expect(() => loadWorkerConfig({ WORKER_HEALTH_PORT: 'http' })).toThrow(
+      /WORKER_HEALTH_PORT: .*\(got "http"\)/,
     );
   });
 
