@@ -53,6 +53,13 @@ export const sharedEnvFields = {
     .optional(),
   /** The address the health endpoints listen on: every interface by default, as a probe from outside needs. */
   WORKER_HEALTH_HOST: z.string().min(1).default('0.0.0.0'),
+  /** After SIGTERM, seconds the running phases may finish in before they are cancelled (worker/worker.ts). */
+  WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce
+    .number()
+    .int('must be a whole number of seconds')
+    .min(0, 'must be 0 or more seconds')
+    .max(3_600, 'must be at most 3600 seconds')
+    .optional(),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce
     .number()
     .int('must be a whole number of workflows')

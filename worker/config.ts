@@ -17,6 +17,7 @@ const workerEnvSchema = z.object({
   SANDBOX_CPU_SECONDS: sharedEnvFields.SANDBOX_CPU_SECONDS,
   WORKER_MAX_CACHED_WORKFLOWS: sharedEnvFields.WORKER_MAX_CACHED_WORKFLOWS,
   WORKER_HEALTH_PORT: sharedEnvFields.WORKER_HEALTH_PORT,
+  WORKER_SHUTDOWN_GRACE_SECONDS: sharedEnvFields.WORKER_SHUTDOWN_GRACE_SECONDS,
   WORKER_HEALTH_HOST: sharedEnvFields.WORKER_HEALTH_HOST,
 });
 
@@ -40,9 +41,18 @@ export interface WorkerConfig {
   maxCachedWorkflows: number;
   /** The model-backed actor's endpoint; null when CLEVERAGENTS_MODEL_BASE_URL is not set. */
   model: ModelConfig | null;
+  /** After SIGTERM, seconds the running phases may finish in (worker/worker.ts). */
+  shutdownGraceSeconds: number;
   /** Where `/healthz` and `/readyz` are served (worker/health.ts); null: not served. */
   health: { port: number; host: string } | null;
 }
+
+/**
+ * A rolling restart should not throw away work: a phase that finishes within this after SIGTERM reports its
+ * result, so Temporal does not run it again on another worker. Longer phases are cancelled at its end (they
+ * heartbeat, so another worker takes them over); orchestrators' own kill timeouts (Kubernetes: 30 s) bound it too.
+ */
+export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 25;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -73,6 +83,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     sandboxCpuSeconds: parsed.data.SANDBOX_CPU_SECONDS,
     maxCachedWorkflows: parsed.data.WORKER_MAX_CACHED_WORKFLOWS ?? defaultMaxCachedWorkflows(),
     model,
+    shutdownGraceSeconds: parsed.data.WORKER_SHUTDOWN_GRACE_SECONDS ?? DEFAULT_SHUTDOWN_GRACE_SECONDS,
     health:
       parsed.data.WORKER_HEALTH_PORT === undefined
         ? null

@@ -26,7 +26,7 @@ export async function runWorker(
     | 'maxCachedWorkflows'
     | 'model'
   > &
-    Partial<Pick<WorkerConfig, 'taskQueue' | 'logLevel' | 'health'>> & {
+    Partial<Pick<WorkerConfig, 'taskQueue' | 'logLevel' | 'health' | 'shutdownGraceSeconds'>> & {
       /** Found already by the caller (`npm start` checks first); otherwise detected here. */
       isolation?: Isolation;
     },
@@ -56,6 +56,7 @@ export async function runWorker(
       sandboxDir: config.sandboxDir,
       isolation,
       maxCachedWorkflows: config.maxCachedWorkflows,
+      shutdownGraceSeconds: config.shutdownGraceSeconds,
     });
     // Listening before the polling line: whoever waits for that line can probe at once.
     const health =

@@ -1,6 +1,7 @@
 import { Worker } from '@temporalio/worker';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { DEFAULT_SHUTDOWN_GRACE_SECONDS } from './config';
 import type { ActivityDependencies, PlanActivities } from '../activities';
 import { defaultMaxCachedWorkflows } from '../config/worker-memory';
 import { TASK_QUEUE } from '../domain/ids';
@@ -16,6 +17,11 @@ export interface PlanWorkerOptions extends ActivityDependencies {
    * heap (config/worker-memory.ts), never the SDK's own default, which keeps every parked plan cached.
    */
   maxCachedWorkflows?: number;
+  /**
+   * After SIGTERM, how long the phases running on this worker may go on before they are cancelled. Default:
+   * DEFAULT_SHUTDOWN_GRACE_SECONDS.
+   */
+  shutdownGraceSeconds?: number;
   /** A prebuilt bundle (tests reuse one); otherwise the workflows are bundled from source. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -30,6 +36,7 @@ export async function createPlanWorker(options: PlanWorkerOptions): Promise<Work
     activityOverrides,
     workflowBundle,
     maxCachedWorkflows,
+    shutdownGraceSeconds,
     ...dependencies
   } = options;
   return Worker.create({
@@ -41,6 +48,7 @@ export async function createPlanWorker(options: PlanWorkerOptions): Promise<Work
     // heartbeat timeout) would show a step up to 48 s late. One small server call every 2 s per running phase.
     maxHeartbeatThrottleInterval: '2 seconds',
     maxCachedWorkflows: maxCachedWorkflows ?? defaultMaxCachedWorkflows(),
+    shutdownGraceTime: `${shutdownGraceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS} seconds`,
     ...(workflowBundle ? { workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
   });
 }

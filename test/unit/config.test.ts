@@ -20,6 +20,7 @@ describe('worker and client configuration', () => {
       maxCachedWorkflows: defaultMaxCachedWorkflows(),
       model: null,
       health: null,
+      shutdownGraceSeconds: 25,
     });
     expect(loadClientConfig({})).toEqual({
       temporalAddress: '127.0.0.1:7233',
@@ -91,6 +92,10 @@ describe('worker and client configuration', () => {
     });
     expect(() => loadWorkerConfig({ WORKER_HEALTH_PORT: '70000' })).toThrow(
       /WORKER_HEALTH_PORT: must be a port number \(0 to 65535\) \(got "70000"\)/,
+    );
+    expect(loadWorkerConfig({ WORKER_SHUTDOWN_GRACE_SECONDS: '0' }).shutdownGraceSeconds).toBe(0);
+    expect(() => loadWorkerConfig({ WORKER_SHUTDOWN_GRACE_SECONDS: '-5' })).toThrow(
+      /WORKER_SHUTDOWN_GRACE_SECONDS: must be 0 or more seconds \(got "-5"\)/,
     );
     expect(() => loadWorkerConfig({ WORKER_HEALTH_PORT: 'http' })).toThrow(
       /WORKER_HEALTH_PORT: .*\(got "http"\)/,
