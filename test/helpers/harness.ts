@@ -117,6 +117,9 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
       ...(actors === undefined ? {} : { actors }),
       taskQueue,
       workflowBundle: bundle,
+      // A test ends its worker when it has seen what it came for: a phase still running is cancelled at once,
+      // as before the grace period existed (test/provisioning/worker-process.test.ts tests the grace itself).
+      shutdownGraceSeconds: 0,
       ...(overrides ? { activityOverrides: overrides } : {}),
     });
 
