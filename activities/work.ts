@@ -11,6 +11,7 @@ import { countChanges, describeCounts } from '../domain/changeset';
 import type { FileChange } from '../domain/changeset';
 import { DecisionLog } from '../domain/decision-log';
 import { ERROR_TYPES } from '../domain/errors';
+import type { WorkPhase } from '../domain/lifecycle';
 import { ignoreList } from '../domain/ignore';
 import { ChangesetTally } from '../domain/limits';
 import { WORKFLOW_ACTOR } from '../domain/plan';
@@ -113,7 +114,7 @@ export function createWorkActivities(deps: WorkDependencies) {
    */
   const checkAfter = async (
     input: PhaseWorkInput,
-    phase: 'STRATEGIZE' | 'EXECUTE' | 'APPLY',
+    phase: WorkPhase,
     changesetId: string | null,
   ): Promise<CheckInvariantsResult | null> => {
     const entering = input.checkBefore ?? null;

@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import type { State } from '@temporalio/worker';
 
 export interface HealthServer {
-  /** The port it listens on (the one asked for, or the one the system chose for 0). */
-  port: number;
+  /** Where it listens: the port asked for, or the one the system chose for 0. */
+  url: string;
   close(): Promise<void>;
 }
 
@@ -36,7 +36,7 @@ export async function startHealthServer(options: {
     server.listen(options.port, options.host, () => resolve());
   });
   return {
-    port: (server.address() as AddressInfo).port,
+    url: `http://${options.host}:${(server.address() as AddressInfo).port}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

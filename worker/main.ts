@@ -59,13 +59,10 @@ export async function runWorker(
       shutdownGraceSeconds: config.shutdownGraceSeconds,
     });
     // Listening before the polling line: whoever waits for that line can probe at once.
-    const health =
-      config.health === null || config.health === undefined
-        ? null
-        : await startHealthServer({ ...config.health, state: () => worker.getState() });
-    if (health !== null && config.health) {
-      console.log(`worker: health on http://${config.health.host}:${health.port} (/healthz, /readyz)`);
-    }
+    const health = config.health
+      ? await startHealthServer({ ...config.health, state: () => worker.getState() })
+      : null;
+    if (health !== null) console.log(`worker: health on ${health.url} (/healthz, /readyz)`);
     console.log(
       `worker: polling task queue ${taskQueue} on ${config.temporalAddress} (namespace ${config.namespace}); ` +
         `up to ${worker.options.maxCachedWorkflows} workflows cached`,

@@ -56,7 +56,7 @@ const RECORDING_RETRY = {
   nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
 };
 
-/** The recordings as the plans started before `local-recordings` scheduled them, each a task of its own. */
+/** The recordings as plans without the `lean-history` marker schedule them, each a task of its own. */
 const scheduledRecordings = proxyActivities<PlanActivities>({
   startToCloseTimeout: '30 seconds',
   retry: RECORDING_RETRY,
@@ -74,7 +74,7 @@ const localRecordings = proxyLocalActivities<PlanActivities>({
 });
 
 /** The activities PlanRun records through, the same calls whichever way they are scheduled. */
-export type Recordings = Pick<
+type Recordings = Pick<
   PlanActivities,
   'recordPlanCreated' | 'recordPlanState' | 'checkCorrection' | 'correctDecision'
 >;
@@ -125,9 +125,11 @@ export class PlanRun {
   readonly lean: boolean;
   private readonly recordings: Recordings;
 
-  /** The gate a continued run resumes at (PlanContinuation); null once passed, and for a plan's first run. */
-  private continuedAt: Phase | null;
-  private readonly continued: boolean;
+  /**
+   * The gate a run continued as new resumes at (PlanContinuation): the phases before it ran in earlier runs. Null
+   * for a plan's first run.
+   */
+  readonly resumedGate: Phase | null;
   private readonly historyEventLimit: number;
 
   constructor(input: PlanWorkflowInput, options: { lean: boolean }) {
@@ -136,8 +138,7 @@ export class PlanRun {
     const { continuation, historyEventLimit, ...given } = input;
     const spec = withInputDefaults(given);
     this.historyEventLimit = historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT;
-    this.continuedAt = continuation?.gate ?? null;
-    this.continued = continuation !== undefined;
+    this.resumedGate = continuation?.gate ?? null;
     if (continuation !== undefined) {
       this.state = { spec, ...continuation.state };
       return;
@@ -154,16 +155,6 @@ export class PlanRun {
       retry: null,
       parentDecisionSeq: 0,
     };
-  }
-
-  /** Whether this run continues a plan at the gate into `phase` (the phases before it ran in earlier runs). */
-  resumesAt(phase: Phase): boolean {
-    return this.continuedAt === phase;
-  }
-
-  /** Whether this run starts the plan (false: it continues one, and its first steps ran in an earlier run). */
-  get isFirstRun(): boolean {
-    return !this.continued;
   }
 
   get plan(): PlanSnapshot {
@@ -484,14 +475,11 @@ export class PlanRun {
     await this.passGate(to, guard);
   }
 
-  /** A continued run's way through the gate its predecessor opened and recorded. */
-  async resumeGate(to: Phase, guard: (to: Phase) => Promise<void>): Promise<void> {
-    this.continuedAt = null;
-    await this.passGate(to, guard);
-  }
-
-  /** Waits for a person's approval at an open gate, checks again, and records the transition. */
-  private async passGate(to: Phase, guard: (to: Phase) => Promise<void>): Promise<void> {
+  /**
+   * Waits for a person's approval at an open gate, checks again, and records the transition. A continued run
+   * starts here, at the gate its predecessor opened and recorded.
+   */
+  async passGate(to: Phase, guard: (to: Phase) => Promise<void>): Promise<void> {
     const { state } = this;
     const from = state.plan.phase;
     await condition(() => state.approval !== null);
@@ -552,7 +540,7 @@ export class PlanRun {
     try {
       this.publish();
       // A continued run's plan was created by the first run.
-      if (this.isFirstRun)
+      if (this.resumedGate === null)
         await this.recordings.recordPlanCreated({ spec: state.spec, eventSeq: state.eventSeq++ });
       await body();
       await this.change('PLAN_APPLIED', {}, { message: 'the plan reached APPLIED' });

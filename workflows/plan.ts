@@ -14,7 +14,7 @@ import type {
 } from '../activities/contracts';
 import { promptDefinitionDraft } from '../domain/decision';
 import { ERROR_TYPES, NON_RETRYABLE_ERROR_TYPES } from '../domain/errors';
-import { nextPhase } from '../domain/lifecycle';
+import { PHASES, nextPhase } from '../domain/lifecycle';
 import type { Phase, WorkPhase } from '../domain/lifecycle';
 import type { PlanError } from '../domain/plan';
 import { unreviewedCommands } from '../domain/command-review';
@@ -77,25 +77,22 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
   run.installHandlers();
   const checks = new InvariantChecks(run);
   // A run continued as new starts at the gate its predecessor waited at: what comes before it ran in earlier runs.
-  let skipping = !run.isFirstRun;
-  const enter = async (phase: Phase): Promise<void> => {
-    if (run.resumesAt(phase)) {
-      skipping = false;
-      await run.resumeGate(phase, checks.enforce);
-    } else if (!skipping) {
-      await run.transition(phase, checks.enforce, phase === 'EXECUTE' ? commandsForReview(run) : []);
-    }
-  };
+  const gate = run.resumedGate;
+  const reached = (phase: Phase) => gate === null || PHASES.indexOf(phase) >= PHASES.indexOf(gate);
+  const enter = (phase: Phase): Promise<void> =>
+    phase === gate
+      ? run.passGate(phase, checks.enforce)
+      : run.transition(phase, checks.enforce, phase === 'EXECUTE' ? commandsForReview(run) : []);
   return run.run(async () => {
-    if (!skipping) {
+    if (gate === null) {
       await startPlan(run, checks);
       await run.runPhaseToCompletion('STRATEGIZE', (work) => phaseWork(run, checks, 'STRATEGIZE', work), {
         startRecorded: true,
       });
     }
     for (const phase of WORK_PHASES.slice(1)) {
+      if (!reached(phase)) continue;
       await enter(phase);
-      if (skipping) continue;
       await run.runPhaseToCompletion(phase, (work) => phaseWork(run, checks, phase, work), {
         startRecorded: false,
       });
@@ -132,8 +129,63 @@ class InvariantChecks {
   readonly enforce = (entering: Phase): Promise<void> => {
     const first = this.folded;
     this.folded = null;
-    return enforceInvariants(this.run, this, entering, first);
+    return this.enforceFrom(entering, first);
   };
+
+  /**
+   * Seed 004's enforcement: a violated invariant blocks the plan where it is (state ERRORED, an INVARIANT_VIOLATED
+   * event with the invariant, the evidence and the phase) until a person retries (after changing the plan's
+   * invariants or the project) or cancels; each retry checks again. A check that cannot run (an actor missing, a
+   * model refusing) blocks the same way, as PHASE_FAILED with its error.
+   */
+  async enforceFrom(entering: Phase | null, first: CheckInvariantsResult | null): Promise<void> {
+    const { run } = this;
+    const { plan } = run;
+    const where = entering === null ? `at the start of ${plan.phase}` : `before ${entering}`;
+    const resumeState = plan.state;
+    let pendingResult = first;
+    for (;;) {
+      let error: PlanError;
+      let event: PlanEventType;
+      try {
+        const result =
+          pendingResult ??
+          (await this.check({
+            ...run.planRef,
+            phase: plan.phase,
+            entering,
+            changesetId: plan.changesetId,
+            record: null,
+          }));
+        pendingResult = null;
+        if (result.violations.length === 0) return;
+        const lines = result.violations.map(
+          (v) =>
+            `"${v.invariant.text}" (${v.invariant.scope}` +
+            `${v.invariant.sourceName === null ? '' : ` from ${v.invariant.sourceName}`}): ${v.evidence}`,
+        );
+        error = {
+          type: ERROR_TYPES.InvariantViolated,
+          message: `invariant violated ${where}: ${lines.join('; ')}`,
+          details: JSON.stringify({ phase: plan.phase, entering, violations: result.violations }),
+          at: now(),
+        };
+        event = 'INVARIANT_VIOLATED';
+      } catch (err) {
+        if (!isPhaseFailure(err)) throw err;
+        const failure = describeFailure(err, now());
+        error = { ...failure, message: `the invariant check ${where} failed: ${failure.message}` };
+        event = 'PHASE_FAILED';
+      }
+      await run.waitForRetry({
+        event,
+        error,
+        resume: resumeState,
+        question: `The invariants did not pass ${where}: check again?`,
+        chosenOption: 'Check the invariants again',
+      });
+    }
+  }
 }
 
 /**
@@ -153,13 +205,13 @@ async function startPlan(run: PlanRun, checks: InvariantChecks): Promise<void> {
     });
   } catch (err) {
     if (!isPhaseFailure(err)) throw err;
-    // The root is still recorded; enforceInvariants runs the check again and blocks on its failure.
+    // The root is still recorded; enforceFrom runs the check again and blocks on its failure.
   }
   await run.recordRoot(
     [promptDefinitionDraft(run.spec), ...(startCheck?.decisions ?? [])],
     startCheck?.summary ?? null,
   );
-  await enforceInvariants(run, checks, null, startCheck);
+  await checks.enforceFrom(null, startCheck);
 }
 
 /**
@@ -178,65 +230,6 @@ function commandsForReview(run: PlanRun): string[] {
   const commands = unreviewedCommands(state.strategy, { steps: spec.steps, validation: spec.validation });
   // A plan that reached this point on an engine without the review replays without it.
   return commands.length > 0 && patched(COMMAND_REVIEW_PATCH) ? commands : [];
-}
-
-/**
- * Seed 004's enforcement: a violated invariant blocks the plan where it is (state ERRORED, an INVARIANT_VIOLATED
- * event with the invariant, the evidence and the phase) until a person retries (after changing the plan's
- * invariants or the project) or cancels; each retry checks again. A check that cannot run (an actor missing, a
- * model refusing) blocks the same way, as PHASE_FAILED with its error.
- */
-async function enforceInvariants(
-  run: PlanRun,
-  checks: InvariantChecks,
-  entering: Phase | null,
-  first: CheckInvariantsResult | null,
-): Promise<void> {
-  const { plan } = run;
-  const where = entering === null ? `at the start of ${plan.phase}` : `before ${entering}`;
-  const resumeState = plan.state;
-  let pendingResult = first;
-  for (;;) {
-    let error: PlanError;
-    let event: PlanEventType;
-    try {
-      const result =
-        pendingResult ??
-        (await checks.check({
-          ...run.planRef,
-          phase: plan.phase,
-          entering,
-          changesetId: plan.changesetId,
-          record: null,
-        }));
-      pendingResult = null;
-      if (result.violations.length === 0) return;
-      const lines = result.violations.map(
-        (v) =>
-          `"${v.invariant.text}" (${v.invariant.scope}` +
-          `${v.invariant.sourceName === null ? '' : ` from ${v.invariant.sourceName}`}): ${v.evidence}`,
-      );
-      error = {
-        type: ERROR_TYPES.InvariantViolated,
-        message: `invariant violated ${where}: ${lines.join('; ')}`,
-        details: JSON.stringify({ phase: plan.phase, entering, violations: result.violations }),
-        at: now(),
-      };
-      event = 'INVARIANT_VIOLATED';
-    } catch (err) {
-      if (!isPhaseFailure(err)) throw err;
-      const failure = describeFailure(err, now());
-      error = { ...failure, message: `the invariant check ${where} failed: ${failure.message}` };
-      event = 'PHASE_FAILED';
-    }
-    await run.waitForRetry({
-      event,
-      error,
-      resume: resumeState,
-      question: `The invariants did not pass ${where}: check again?`,
-      chosenOption: 'Check the invariants again',
-    });
-  }
 }
 
 /** One run of a phase's work; which actor does it is the activity's business. */
