@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { TASK_QUEUE } from '../domain/ids';
+import { DATABASE_URL_RULE, dialectOfUrl, redactDatabaseUrl } from '../storage/database-url';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -19,10 +20,13 @@ export const sharedEnvFields = {
     .default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default(TASK_QUEUE),
-  /** Undefined means the embedded default database under `.data/` (storage/sqlite.ts resolves it). */
+  /**
+   * `file:` a SQLite file, `postgresql://` a PostgreSQL database (storage/database-url.ts); undefined means the
+   * embedded default database under `.data/`.
+   */
   DATABASE_URL: z
     .string()
-    .startsWith('file:', 'must be a file: URL of the SQLite database (the PostgreSQL adapter is future work)')
+    .refine((url) => dialectOfUrl(url) !== null, DATABASE_URL_RULE)
     .optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   /**
@@ -77,10 +81,14 @@ export function presentVariables(env: NodeJS.ProcessEnv): Record<string, string>
   );
 }
 
-/** One problem per bad variable, naming it, the rule, and the value it had. */
+/**
+ * One problem per bad variable, naming it, the rule, and the value it had, with any password in a URL masked:
+ * these lines end up in terminals, CI logs and log collectors.
+ */
 export function describeEnvIssues(error: z.ZodError, env: NodeJS.ProcessEnv): string[] {
   return error.issues.map((issue) => {
     const key = issue.path.join('.');
-    return `${key}: ${issue.message} (got ${JSON.stringify(env[key] ?? null)})`;
+    const value = env[key];
+    return `${key}: ${issue.message} (got ${JSON.stringify(value === undefined ? null : redactDatabaseUrl(value))})`;
   });
 }

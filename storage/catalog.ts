@@ -12,7 +12,7 @@ import type {
   AutomationProfile as AutomationProfileRow,
   Project as ProjectRow,
 } from './generated/prisma/client';
-import { claimWriteLock } from './lock';
+import { CATALOG_SCOPE, claimWriteLock } from './lock';
 import type { CatalogStore } from './types';
 
 export interface CatalogStoreOptions {
@@ -34,7 +34,7 @@ export function createCatalogStore(prisma: PrismaClient, options: CatalogStoreOp
   ): Promise<boolean> {
     const at = now();
     return prisma.$transaction(async (tx) => {
-      await claimWriteLock(tx);
+      await claimWriteLock(tx, CATALOG_SCOPE);
       if (await exists(tx)) {
         await replace(tx, at);
         return false;

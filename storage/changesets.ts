@@ -124,7 +124,7 @@ export function createChangesetStore(prisma: PrismaClient): ChangesetStore {
       const createdAt = parseTime(input.createdAt, 'createdAt');
       const changes = sortChanges(input.changes);
       return prisma.$transaction(async (tx) => {
-        await claimWriteLock(tx);
+        await claimWriteLock(tx, input.planId);
         const plan = await tx.plan.findUnique({ where: { id: input.planId }, select: { id: true } });
         if (plan === null) throw new PlanNotFoundError(input.planId);
         const existing = await tx.changeset.findUnique({

@@ -62,7 +62,7 @@ export function createContextFileStore(prisma: PrismaClient): ContextFileStore {
     async add(planId, files, by, at, options = {}) {
       const addedAt = parseTime(at, 'at');
       return prisma.$transaction(async (tx) => {
-        await claimWriteLock(tx);
+        await claimWriteLock(tx, planId);
         const plan = await tx.plan.findUnique({ where: { id: planId }, select: { id: true } });
         if (plan === null) throw new PlanNotFoundError(planId);
         const stored = await tx.planContextFile.findMany({

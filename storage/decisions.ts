@@ -69,7 +69,7 @@ export function createDecisionStore(prisma: PrismaClient): DecisionStore {
     async record({ planId, at, decisions }) {
       const time = parseTime(at, 'at');
       return prisma.$transaction(async (tx) => {
-        await claimWriteLock(tx);
+        await claimWriteLock(tx, planId);
         const plan = await tx.plan.findUnique({ where: { id: planId }, select: { decisionRootId: true } });
         if (plan === null) throw new PlanNotFoundError(planId);
         const batch = checkWrites(planId, decisions);
@@ -508,7 +508,7 @@ export function toDecisionRecord(row: Decision): DecisionRecord {
 
 async function correctDecision(tx: Tx, input: CorrectDecisionInput, at: Date) {
   const { planId, decisionId, interventionSeq, correctionSeq } = input;
-  await claimWriteLock(tx);
+  await claimWriteLock(tx, planId);
   const plan = await tx.plan.findUnique({ where: { id: planId }, select: { phase: true, state: true } });
   if (plan === null) throw new PlanNotFoundError(planId);
 

@@ -87,15 +87,22 @@ export class PlanConflictError extends Error {
  */
 const TRANSIENT_PRISMA_CODES = new Set(['P1001', 'P1008', 'P1017', 'P1018', 'P2024', 'P2028', 'P2034']);
 
-/** SQLite result codes, including extended ones such as SQLITE_BUSY_SNAPSHOT and SQLITE_LOCKED_SHAREDCACHE. */
-const TRANSIENT_SQLITE_CODE = /^SQLITE_(BUSY|LOCKED)(_|$)/;
+/**
+ * Driver codes: SQLite result codes, including extended ones such as SQLITE_BUSY_SNAPSHOT and
+ * SQLITE_LOCKED_SHAREDCACHE; and PostgreSQL SQLSTATEs the pg adapter passes through as they are: class 08 connection exceptions, 40001
+ * serialization failure, 40P01 deadlock, 53xxx out of resources (too many connections, out of memory, disk
+ * full), 57P01-57P03 the server shutting down, crashed, or not accepting connections yet (a restart or failover),
+ * 55P03 lock not available. Node's socket errors (ECONNREFUSED and the like) arrive on pg's own errors.
+ */
+const TRANSIENT_DRIVER_CODE =
+  /^(SQLITE_(BUSY|LOCKED)(_|$)|08[0-9A-Z]{3}$|40001$|40P01$|53[0-9A-Z]{3}$|57P0[123]$|55P03$|E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NETUNREACH|AI_AGAIN)$)/;
 
 /**
  * Messages for the same conditions when they arrive without a code: better-sqlite3 errors the adapter does not
  * map are passed through as they are, and a closed client reports itself in words only.
  */
 const TRANSIENT_MESSAGE =
-  /database is locked|database table is locked|SQLITE_BUSY|SQLITE_LOCKED|database connection is not open|connection (is |was )?closed|Transaction already closed|expired transaction|Unable to start a transaction/i;
+  /database is locked|database table is locked|SQLITE_BUSY|SQLITE_LOCKED|database connection is not open|connection (is |was )?closed|Transaction already closed|expired transaction|Unable to start a transaction|Connection terminated|timeout exceeded when trying to connect|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery mode)|Can't reach database server/i;
 
 const NEVER_TRANSIENT: readonly (new (...args: never[]) => Error)[] = [
   DecisionRuleError,
@@ -132,12 +139,12 @@ export function isTransientStorageError(err: unknown): boolean {
   for (const current of causeChain(err)) {
     if (NEVER_TRANSIENT.some((type) => current instanceof type)) return false;
     const { code, message, meta } = current;
-    if (typeof code === 'string' && (TRANSIENT_PRISMA_CODES.has(code) || TRANSIENT_SQLITE_CODE.test(code))) {
+    if (typeof code === 'string' && (TRANSIENT_PRISMA_CODES.has(code) || TRANSIENT_DRIVER_CODE.test(code))) {
       return true;
     }
     if (typeof message === 'string' && TRANSIENT_MESSAGE.test(message)) return true;
     const originalCode = driverAdapterCause(meta).originalCode;
-    if (typeof originalCode === 'string' && TRANSIENT_SQLITE_CODE.test(originalCode)) return true;
+    if (typeof originalCode === 'string' && TRANSIENT_DRIVER_CODE.test(originalCode)) return true;
   }
   return false;
 }
@@ -165,7 +172,7 @@ export class ContextTooLargeError extends Error {
 
 /**
  * Prisma's codes for a database older than the schema: P2021 a table, P2022 a column that does not exist. The
- * engine was upgraded and its database was not (the CLI does not migrate; `npm start` and `npm run prisma:migrate`
+ * engine was upgraded and its database was not (the CLI does not migrate; `npm start` and `npm run db:migrate`
  * do).
  */
 const OUTDATED_SCHEMA_CODES = new Set(['P2021', 'P2022']);
@@ -192,7 +199,7 @@ export function describeOutdatedSchema(err: unknown): string | null {
             : 'table it needs';
     return (
       `the database is older than this engine (it has no ${missing}): upgrade it with ` +
-      '`npm run prisma:migrate` (`npm start` does it too), then try again'
+      '`npm run db:migrate` (`npm start` does it too), then try again'
     );
   }
   return null;

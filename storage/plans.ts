@@ -28,6 +28,7 @@ import { PlanConflictError, PlanNotFoundError } from './errors';
 import { Prisma } from './generated/prisma/client';
 import type { PrismaClient } from './generated/prisma/client';
 import type { Plan, PlanEvent } from './generated/prisma/client';
+import { dialectOf } from './database-url';
 import { claimWriteLock } from './lock';
 import { insertPlanEvent, lockAndAdvancePlan, setDecisionRoot } from './recording-sql';
 import { parseTime } from './time';
@@ -49,7 +50,7 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
       const { createdAt } = row;
 
       await prisma.$transaction(async (tx) => {
-        await claimWriteLock(tx);
+        await claimWriteLock(tx, spec.planId);
         const existing = await tx.plan.findUnique({ where: { id: spec.planId } });
         if (existing !== null) {
           // Both the client and the workflow's first activity may create the plan from the same spec; the second
@@ -323,18 +324,20 @@ function errorColumns(error: PlanError | null) {
 }
 
 /**
- * Ids of plans linked to the project. Project links are a JSON array, so this is one SQL query over json_each
+ * Ids of plans linked to the project. Project links are a JSON array, so this is one SQL query over its elements
  * rather than loading every plan; the name is normalised the way PlanSpec stores it.
  */
 async function planIdsForProject(prisma: PrismaClient, projectName: string): Promise<string[]> {
   const name = namespacedNameSchema.safeParse(projectName);
   if (!name.success) return [];
+  const link =
+    dialectOf(prisma) === 'postgresql'
+      ? Prisma.sql`SELECT 1 FROM jsonb_array_elements(p.project_links) link
+          WHERE link->>'projectName' = ${name.data}`
+      : Prisma.sql`SELECT 1 FROM json_each(p.project_links) link
+          WHERE json_extract(link.value, '$.projectName') = ${name.data}`;
   const rows = await prisma.$queryRaw<{ id: string }[]>`
-    SELECT p.plan_id AS id FROM plans p
-    WHERE EXISTS (
-      SELECT 1 FROM json_each(p.project_links) link
-      WHERE json_extract(link.value, '$.projectName') = ${name.data}
-    )`;
+    SELECT p.plan_id AS id FROM plans p WHERE EXISTS (${link})`;
   return rows.map((r) => r.id);
 }
 

@@ -4,12 +4,14 @@
  * every statement anew; that was most of a recording's time (issue 13, P3). A raw statement skips the compiler's
  * query building. Reads elsewhere, and the rare paths (a retried write, a correction), stay on the model API.
  *
- * The SQL is standard (multi-row VALUES, EXISTS, ON CONFLICT DO NOTHING) except where a function says otherwise, so
- * a PostgreSQL backend (issue 14) ports this one module: Json columns are bound as JSON text here and would need a
- * `::jsonb` cast there, and EXISTS answers a boolean there where SQLite answers 0 or 1.
+ * The SQL is standard (multi-row VALUES, EXISTS, ON CONFLICT DO NOTHING) except where a function says otherwise:
+ * JSON functions differ between SQLite and PostgreSQL, and Json columns are bound as JSON text, which PostgreSQL's
+ * jsonb columns take only with a cast (jsonValue). Each such place asks the transaction's dialect.
  */
 import { Prisma } from './generated/prisma/client';
 import { inChunks } from './chunks';
+import { dialectOf } from './database-url';
+import { claimWriteLock } from './lock';
 
 type Tx = Prisma.TransactionClient;
 
@@ -58,8 +60,10 @@ export interface PlanForRecording {
  * - Reads: the decision root, whether this event is stored, and the ids stored under `decisionSeqs` (one JSON
  *   parameter, so a batch of any size is one statement).
  *
- * One statement for what took five. SQLite's json_each and json_group_array; PostgreSQL would say `= ANY(...)`
- * and json_agg.
+ * One statement for what took five (two on PostgreSQL: the plan's advisory lock first, which every other write
+ * to the plan takes too, since a row lock alone would not keep out the writers that lock the plan before its row
+ * exists). The sequence numbers travel as one JSON parameter, unpacked by json_each (SQLite) or
+ * json_array_elements_text (PostgreSQL); the stored pairs come back as JSON text from either.
  */
 export async function lockAndAdvancePlan(
   tx: Tx,
@@ -75,15 +79,21 @@ export async function lockAndAdvancePlan(
     const column = Prisma.raw(STATE_COLUMNS[field]);
     return Prisma.sql`${column} = CASE WHEN ${isNewest} THEN ${columns[field]} ELSE ${column} END`;
   });
+  const postgres = dialectOf(tx) === 'postgresql';
+  if (postgres) await claimWriteLock(tx, planId);
+  const seqs = JSON.stringify(decisionSeqs);
+  const storedPairs = postgres
+    ? Prisma.sql`(SELECT COALESCE(json_agg(json_build_array(d.sequence_number, d.decision_id)), '[]')::text
+        FROM decisions d WHERE d.plan_id = plans.plan_id
+          AND d.sequence_number IN (SELECT value::int FROM json_array_elements_text(${seqs}::json)))`
+    : Prisma.sql`(SELECT json_group_array(json_array(d.sequence_number, d.decision_id)) FROM decisions d
+        WHERE d.plan_id = plans.plan_id AND d.sequence_number IN (SELECT value FROM json_each(${seqs})))`;
   const rows = await tx.$queryRaw<{ root_id: string | null; recorded: unknown; stored: string }[]>`
     UPDATE plans SET ${Prisma.join(sets)} WHERE plan_id = ${planId}
     RETURNING decision_root_id AS root_id,
       EXISTS (SELECT 1 FROM plan_events e WHERE e.plan_id = plans.plan_id AND e.sequence_number = ${eventSeq})
         AS recorded,
-      (SELECT json_group_array(json_array(d.sequence_number, d.decision_id)) FROM decisions d
-        WHERE d.plan_id = plans.plan_id
-          AND d.sequence_number IN (SELECT value FROM json_each(${JSON.stringify(decisionSeqs)})))
-        AS stored`;
+      ${storedPairs} AS stored`;
   const row = rows[0];
   if (row === undefined) return null;
   const stored = JSON.parse(row.stored) as [number, string][];
@@ -151,9 +161,14 @@ function value(v: string | number | Date | null): string | number | Date | Prism
   return v === null ? NULL : v;
 }
 
-/** Json columns hold the value's JSON text, as Prisma writes them. */
-function json(v: Prisma.InputJsonValue): string | Prisma.Sql {
-  return Array.isArray(v) && v.length === 0 ? EMPTY_LIST : JSON.stringify(v);
+/**
+ * Json columns hold the value's JSON text, as Prisma writes them. PostgreSQL's jsonb takes a bound text value only
+ * with a cast; an unbound literal such as EMPTY_LIST it converts by itself.
+ */
+function jsonValue(postgres: boolean, v: Prisma.InputJsonValue): string | Prisma.Sql {
+  if (Array.isArray(v) && v.length === 0) return EMPTY_LIST;
+  const text = JSON.stringify(v);
+  return postgres ? Prisma.sql`${text}::jsonb` : text;
 }
 
 /**
@@ -162,13 +177,15 @@ function json(v: Prisma.InputJsonValue): string | Prisma.Sql {
  * superseded, so those columns are written empty.
  */
 export async function insertDecisionRows(tx: Tx, rows: readonly DecisionInsert[]): Promise<void> {
+  const postgres = dialectOf(tx) === 'postgresql';
+  const json = (v: Prisma.InputJsonValue) => jsonValue(postgres, v);
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
     const values = rows.slice(i, i + ROWS_PER_INSERT).map(
       (r) => Prisma.sql`(${r.id}, ${r.planId}, ${r.seq}, ${value(r.parentId)}, ${r.type}, ${r.phase},
         ${r.question}, ${r.chosenOption}, ${json(r.alternatives)}, ${value(r.confidence)}, ${r.rationale},
         ${r.actor}, ${r.createdAt}, ${value(r.hotContextHash)}, ${value(r.hotContextRef)},
         ${json(r.relevantResources)}, ${value(r.actorStateRef)}, ${value(r.actorReasoning)}, '[]',
-        ${json(r.downstreamPlanIds)}, ${json(r.artifactsProduced)}, 0, NULL, NULL, NULL)`,
+        ${json(r.downstreamPlanIds)}, ${json(r.artifactsProduced)}, FALSE, NULL, NULL, NULL)`,
     );
     await tx.$executeRaw`
       INSERT INTO decisions (decision_id, plan_id, sequence_number, parent_decision_id, decision_type, phase,
@@ -184,14 +201,17 @@ export async function insertDecisionRows(tx: Tx, rows: readonly DecisionInsert[]
  * downstream_decision_ids of each given decision := its children's ids by sequence number. Recomputed from the
  * children rather than appended to, so it is idempotent and always agrees with parent_decision_id. One statement
  * per 500 parents; each parent's children are found through the parent_decision_id index. SQLite's
- * json_group_array (with an aggregate ORDER BY, SQLite 3.44); PostgreSQL would say json_agg(... ORDER BY ...).
+ * json_group_array (with an aggregate ORDER BY, SQLite 3.44), PostgreSQL's jsonb_agg (NULL over no rows).
  */
 export async function refreshDownstream(tx: Tx, decisionIds: readonly string[]): Promise<void> {
+  const children =
+    dialectOf(tx) === 'postgresql'
+      ? Prisma.sql`COALESCE(jsonb_agg(c.decision_id ORDER BY c.sequence_number), '[]'::jsonb)`
+      : Prisma.sql`json_group_array(c.decision_id ORDER BY c.sequence_number)`;
   await inChunks(decisionIds, async (chunk) => [
     await tx.$executeRaw`
       UPDATE decisions SET downstream_decision_ids = (
-        SELECT json_group_array(c.decision_id ORDER BY c.sequence_number)
-        FROM decisions AS c WHERE c.parent_decision_id = decisions.decision_id)
+        SELECT ${children} FROM decisions AS c WHERE c.parent_decision_id = decisions.decision_id)
       WHERE decision_id IN (${Prisma.join(chunk)})`,
   ]);
 }

@@ -14,14 +14,13 @@ export const BUSY_TIMEOUT_MS = 5_000;
 export const DEFAULT_DATABASE_URL = `file:${path.join(DATA_DIR, 'agents.db')}`;
 
 /**
- * `file:<absolute path>` for the given URL (DATABASE_URL when omitted, else .data/agents.db). A relative path
- * is taken against the repo root, not the working directory, so the CLI run from a subfolder and the worker
- * open the same file. The parent directory is created because SQLite creates the file but not its folder.
+ * `file:<absolute path>` for a `file:` URL. A relative path is taken against the repo root, not the working
+ * directory, so the CLI run from a subfolder and the worker open the same file. The parent directory is created
+ * because SQLite creates the file but not its folder. storage/database-url.ts decides which URLs come here.
  */
-export function resolveDatabaseUrl(raw: string | undefined = process.env.DATABASE_URL): string {
-  const url = raw?.trim() || DEFAULT_DATABASE_URL;
+export function resolveSqliteUrl(url: string): string {
   if (!url.startsWith('file:')) {
-    throw new Error(`DATABASE_URL must look like file:/absolute/path.db, got ${url}`);
+    throw new Error(`not a SQLite URL (file:/absolute/path.db): ${url}`);
   }
   const file = path.resolve(REPO_ROOT, databaseFilePath(url));
   mkdirSync(path.dirname(file), { recursive: true });

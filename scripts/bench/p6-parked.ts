@@ -26,7 +26,7 @@ async function createParked(h: Harness): Promise<string[]> {
     const chunk = Math.min(CREATE_CONCURRENCY, PARKED - i);
     planIds.push(...(await Promise.all(Array.from({ length: chunk }, () => createBenchPlan(h, 'MANUAL')))));
   }
-  const prisma = sharedPrismaClient(`file:${h.databaseFile}`);
+  const prisma = sharedPrismaClient(h.databaseUrl);
   const deadline = Date.now() + PARK_TIMEOUT_MS;
   for (;;) {
     const parked = await prisma.planEvent.count({ where: { type: 'AWAITING_APPROVAL' } });
@@ -83,7 +83,7 @@ export async function p6Parked(): Promise<PartResult> {
           burst.map(async (planId) => (await h.client.snapshot(planId)).phase as string),
         );
         const lost = outcomes.filter((o, i) => o.phase !== 'EXECUTE' || queried[i] !== 'EXECUTE');
-        const prisma = sharedPrismaClient(`file:${h.databaseFile}`);
+        const prisma = sharedPrismaClient(h.databaseUrl);
         const stillAtGate = await prisma.plan.count({ where: { phase: 'STRATEGIZE' } });
         const others = PARKED - ADVANCES;
         const peakMb = Math.max(...samples.map((s) => s.rssMb), rssMb(worker.pid));

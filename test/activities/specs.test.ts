@@ -10,11 +10,11 @@ import { createSpecSource } from '../../activities/specs';
 import type { PlanSpec } from '../../domain/plan';
 import { planSpecSchema } from '../../domain/schemas';
 import { PlanNotFoundError } from '../../storage/errors';
-import { migrateDatabase } from '../../storage/migrate';
 import { createPlanStore } from '../../storage/plans';
 import { createPrismaClient } from '../../storage/prisma';
 import type { PrismaClient } from '../../storage/prisma';
 import type { PlanStore } from '../../storage/types';
+import { createTestDatabase } from '../helpers/database';
 
 let dir: string;
 let prisma: PrismaClient;
@@ -22,8 +22,7 @@ let plans: PlanStore;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'plan-specs-'));
-  const url = `file:${path.join(dir, 'agents.db')}`;
-  await migrateDatabase(url);
+  const url = await createTestDatabase(dir);
   prisma = createPrismaClient(url);
   plans = createPlanStore(prisma);
 });

@@ -1,6 +1,7 @@
 /**
- * One private world per test file: a Temporal dev server on free ports, a migrated SQLite file in a temp dir,
- * the real activities, and the workflows bundled once. Nothing here is shared with `npm start`.
+ * One private world per test file: a Temporal dev server on free ports, a migrated database of the jest project's
+ * backend (a SQLite file in a temp dir, or a PostgreSQL database: test/helpers/database.ts), the real activities,
+ * and the workflows bundled once. Nothing here is shared with `npm start`.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,6 @@ import type { PlanActivities } from '../../activities';
 import { PlanClient } from '../../client/plans';
 import { runCli } from '../../client/cli/main';
 import { createLocalTestEnv } from '../../scripts/test-env';
-import { migrateDatabase } from '../../storage/migrate';
 import { createStores } from '../../storage';
 import { loadBuiltInActions } from '../../client/catalog';
 import { disconnectSharedPrismaClients, sharedPrismaClient } from '../../storage/prisma';
@@ -26,6 +26,7 @@ import type { InvariantStore } from '../../storage/invariants';
 import type { ChangesetStore } from '../../storage/changesets';
 import { createActivities } from '../../activities';
 import { testIsolation } from './isolation';
+import { createTestDatabase } from './database';
 
 export interface CliResult {
   code: number;
@@ -58,8 +59,10 @@ export interface Harness {
   activities: PlanActivities;
   /** Where this file's workers make their sandboxes. */
   sandboxDir: string;
-  /** The file's SQLite database (what a hostile step would like to read). */
-  databaseFile: string;
+  /** The file's database, as DATABASE_URL says it. */
+  databaseUrl: string;
+  /** The file's SQLite database (what a hostile step would like to read); null on PostgreSQL. */
+  databaseFile: string | null;
   teardown(): Promise<void>;
 }
 
@@ -82,8 +85,7 @@ export const quietLogger = {
 
 export async function createHarness(options: { commandTimeoutMs?: number } = {}): Promise<Harness> {
   const dir = mkdtempSync(path.join(tmpdir(), 'agents-test-'));
-  const databaseUrl = `file:${path.join(dir, 'agents.db')}`;
-  await migrateDatabase(databaseUrl);
+  const databaseUrl = await createTestDatabase(dir);
   // The CLI run in process below uses this same client (one per database per process, see storage/prisma).
   const stores = createStores(sharedPrismaClient(databaseUrl));
   const { plans, catalog, changesets, contextFiles, invariants } = stores;
@@ -154,7 +156,8 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
     invariants,
     activities: createActivities(dependencies),
     sandboxDir,
-    databaseFile: path.join(dir, 'agents.db'),
+    databaseUrl,
+    databaseFile: databaseUrl.startsWith('file:') ? path.join(dir, 'agents.db') : null,
     projectDir,
     client,
     taskQueue,

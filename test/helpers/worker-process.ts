@@ -55,7 +55,7 @@ export async function startWorkerProcess(
       TEMPORAL_ADDRESS: h.env.address,
       TEMPORAL_NAMESPACE: h.env.namespace ?? 'default',
       TEMPORAL_TASK_QUEUE: h.taskQueue,
-      DATABASE_URL: `file:${h.databaseFile}`,
+      DATABASE_URL: h.databaseUrl,
       SANDBOX_DIR: h.sandboxDir,
       LOG_LEVEL: 'warn',
       ...env,

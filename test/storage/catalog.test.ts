@@ -10,11 +10,11 @@ import type { z } from 'zod';
 import { actionSchema, automationProfileSchema, projectSchema } from '../../domain/catalog';
 import { planSpecSchema } from '../../domain/schemas';
 import { createCatalogStore } from '../../storage/catalog';
-import { migrateDatabase } from '../../storage/migrate';
 import { createPlanStore } from '../../storage/plans';
 import { createPrismaClient } from '../../storage/prisma';
 import type { PrismaClient } from '../../storage/prisma';
 import type { CatalogStore } from '../../storage/types';
+import { createTestDatabase } from '../helpers/database';
 
 let dir: string;
 let prisma: PrismaClient;
@@ -27,8 +27,7 @@ const lastTick = () => new Date(clock).toISOString();
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'catalog-store-'));
-  const databaseUrl = `file:${path.join(dir, 'agents.db')}`;
-  await migrateDatabase(databaseUrl);
+  const databaseUrl = await createTestDatabase(dir);
   prisma = createPrismaClient(databaseUrl);
   catalog = createCatalogStore(prisma, { now: tick });
 });

@@ -14,11 +14,11 @@ import { planSpecSchema } from '../../domain/schemas';
 import { sha256 } from '../../lib/sha256';
 import { createDecisionStore } from '../../storage/decisions';
 import { DecisionRuleError } from '../../storage/errors';
-import { migrateDatabase } from '../../storage/migrate';
 import { createPlanStore } from '../../storage/plans';
 import { createPrismaClient } from '../../storage/prisma';
 import type { PrismaClient } from '../../storage/prisma';
 import type { DecisionStore, PlanStore } from '../../storage/types';
+import { createTestDatabase } from '../helpers/database';
 
 let dir: string;
 let prisma: PrismaClient;
@@ -27,8 +27,7 @@ let decisions: DecisionStore;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'context-refs-'));
-  const url = `file:${path.join(dir, 'agents.db')}`;
-  await migrateDatabase(url);
+  const url = await createTestDatabase(dir);
   prisma = createPrismaClient(url);
   plans = createPlanStore(prisma);
   decisions = createDecisionStore(prisma);

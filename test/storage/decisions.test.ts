@@ -21,11 +21,11 @@ import {
   PlanConflictError,
   PlanNotFoundError,
 } from '../../storage/errors';
-import { migrateDatabase } from '../../storage/migrate';
 import { createPlanStore } from '../../storage/plans';
 import { createPrismaClient } from '../../storage/prisma';
 import type { PrismaClient } from '../../storage/prisma';
 import type { CorrectDecisionInput, DecisionStore, PlanStore } from '../../storage/types';
+import { createTestDatabase } from '../helpers/database';
 
 let dir: string;
 let prisma: PrismaClient;
@@ -34,8 +34,7 @@ let decisions: DecisionStore;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'decisions-store-'));
-  const databaseUrl = `file:${path.join(dir, 'agents.db')}`;
-  await migrateDatabase(databaseUrl);
+  const databaseUrl = await createTestDatabase(dir);
   prisma = createPrismaClient(databaseUrl);
   plans = createPlanStore(prisma);
   decisions = createDecisionStore(prisma);

@@ -554,7 +554,7 @@ describe('a database older than the engine', () => {
       stdout: '',
       stderr:
         'error: the database is older than this engine (it has no column plans.execution_policy): upgrade it ' +
-        'with `npm run prisma:migrate` (`npm start` does it too), then try again\n',
+        'with `npm run db:migrate` (`npm start` does it too), then try again\n',
     });
   });
 });

@@ -18,11 +18,11 @@ import {
   PlanConflictError,
   PlanNotFoundError,
 } from '../../storage/errors';
-import { migrateDatabase } from '../../storage/migrate';
 import { createPlanStore } from '../../storage/plans';
 import { createPrismaClient, disconnectSharedPrismaClients, sharedPrismaClient } from '../../storage/prisma';
 import type { PrismaClient } from '../../storage/prisma';
 import type { PlanStore } from '../../storage/types';
+import { createTestDatabase, TEST_BACKEND } from '../helpers/database';
 
 let dir: string;
 let databaseUrl: string;
@@ -31,8 +31,7 @@ let store: PlanStore;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'plans-store-'));
-  databaseUrl = `file:${path.join(dir, 'agents.db')}`;
-  await migrateDatabase(databaseUrl);
+  databaseUrl = await createTestDatabase(dir);
   prisma = createPrismaClient(databaseUrl);
   store = createPlanStore(prisma);
 });
@@ -733,7 +732,8 @@ describe('reading', () => {
   });
 });
 
-describe('the SQLite connection', () => {
+// Its PostgreSQL twin is test/postgresql/connection.test.ts.
+(TEST_BACKEND === 'sqlite' ? describe : describe.skip)('the SQLite connection', () => {
   it('runs in WAL mode with foreign keys and a busy timeout', async () => {
     const pragma = async (name: string) => {
       const rows = await prisma.$queryRawUnsafe<Record<string, unknown>[]>(`PRAGMA ${name}`);

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from '../../config/paths';
-import { databaseFilePath, DEFAULT_DATABASE_URL, resolveDatabaseUrl } from '../../storage/sqlite';
+import { resolveDatabaseUrl } from '../../storage/database-url';
+import { databaseFilePath, DEFAULT_DATABASE_URL } from '../../storage/sqlite';
 
 describe('resolveDatabaseUrl', () => {
   let dir: string;
@@ -44,8 +45,20 @@ describe('resolveDatabaseUrl', () => {
     }
   });
 
-  it('refuses anything but a file: URL', () => {
-    expect(() => resolveDatabaseUrl('postgresql://localhost/agents')).toThrow(/file:/);
+  it('keeps a PostgreSQL URL as given and refuses any other scheme without echoing its password', () => {
+    expect(resolveDatabaseUrl(' postgresql://agents:s3cret@db:5432/agents ')).toBe(
+      'postgresql://agents:s3cret@db:5432/agents',
+    );
+    expect(resolveDatabaseUrl('postgres://db/agents')).toBe('postgres://db/agents');
+    let message = '';
+    try {
+      resolveDatabaseUrl('mysql://root:s3cret@db/agents');
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/file:.*postgresql:\/\//);
+    expect(message).toContain('mysql://root:***@db/agents');
+    expect(message).not.toContain('s3cret');
   });
 
   it('drops query parameters from the file path', () => {

@@ -120,6 +120,9 @@ async function changed(planId: string, file: string): Promise<string> {
 
 describe('what a step can reach', () => {
   it("cannot read the worker's secrets by /proc, env or the database, nor write outside its sandbox", async () => {
+    // The database a step could reach is a file only on SQLite, the backend this suite runs on (jest.config.js).
+    const databaseFile = h.databaseFile;
+    if (databaseFile === null) throw new Error('attacks.test.ts runs on the SQLite project only');
     const { planId, project, before } = await h.withWorker(() =>
       runAttack(
         [
@@ -127,8 +130,8 @@ describe('what a step can reach', () => {
           'steps:',
           '  - run: >-',
           '      { cat /proc/$PPID/environ /proc/1/environ /proc/*/environ; env; cat /proc/*/cmdline;',
-          `      cat ${JSON.stringify(h.databaseFile)}; } > seen.txt 2>&1;`,
-          `      echo pwned > ${JSON.stringify(h.databaseFile)};`,
+          `      cat ${JSON.stringify(databaseFile)}; } > seen.txt 2>&1;`,
+          `      echo pwned > ${JSON.stringify(databaseFile)};`,
           `      echo pwned >> ${JSON.stringify(canary)}; echo pwned > ${JSON.stringify(path.join(REPO_ROOT, 'pwned'))};`,
           '      true',
         ].join('\n') + '\n',
@@ -145,7 +148,7 @@ describe('what a step can reach', () => {
     expect(after.engine).toBe(before.engine);
     expect(after.canary).toBe(before.canary);
     expect(readdirSync(project).sort()).toEqual(['.git', 'README.md', 'seen.txt']);
-    expect(readFileSync(h.databaseFile).subarray(0, 15).toString()).toBe('SQLite format 3');
+    expect(readFileSync(databaseFile).subarray(0, 15).toString()).toBe('SQLite format 3');
   });
 
   it("cannot find the engine's repository, or any repository above its sandbox, with git", async () => {
