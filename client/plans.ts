@@ -3,6 +3,7 @@ import type { WorkflowExecutionDescription, WorkflowExecutionStatusName } from '
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { ulid } from 'ulid';
+import { temporalConnectionOptions } from '../config/temporal-connection';
 import { planWorkflowId } from '../domain/ids';
 import type { AutomationLevel } from '../domain/lifecycle';
 import { initialSnapshot } from '../domain/plan';
@@ -338,7 +339,10 @@ export async function connectPlanClient(
   const stores = openStores(config);
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address: config.temporalAddress, connectTimeout: '5 seconds' });
+    connection = await Connection.connect({
+      ...temporalConnectionOptions(config),
+      connectTimeout: '5 seconds',
+    });
   } catch (err) {
     throw new PlanClientError(
       'unavailable',

@@ -19,6 +19,23 @@ export const sharedEnvFields = {
     .default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default(TASK_QUEUE),
+  /**
+   * TLS to the Temporal server (config/temporal-connection.ts): `true`/`false`; unset, on when any variable below is
+   * set. The files are read at start, so a bad path fails the process before it connects.
+   */
+  TEMPORAL_TLS: z
+    .enum(['true', 'false'], 'must be true or false')
+    .transform((v) => v === 'true')
+    .optional(),
+  /** PEM file of the CA that signed the server's certificate; unset: the system's trusted CAs. */
+  TEMPORAL_TLS_CA: z.string().min(1).optional(),
+  /** PEM files of the client certificate and its key, for mTLS; one without the other is refused. */
+  TEMPORAL_TLS_CERT: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY: z.string().min(1).optional(),
+  /** The name the server's certificate is checked against, when it is not the host of TEMPORAL_ADDRESS. */
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  /** Sent as `Authorization: Bearer …` (Temporal Cloud's API keys); implies TLS, which Cloud requires. */
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
   /** Undefined means the embedded default database under `.data/` (storage/sqlite.ts resolves it). */
   DATABASE_URL: z
     .string()

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
 import type { LogLevel, SandboxIsolationMode } from '../config/env';
+import { resolveTemporalTls } from '../config/temporal-connection';
+import type { TemporalConnectionConfig } from '../config/temporal-connection';
 import { loadModelConfig } from '../actors/model/config';
 import type { ModelConfig } from '../actors/model/config';
 import { resolveSandboxDir } from '../config/paths';
@@ -10,6 +12,12 @@ const workerEnvSchema = z.object({
   TEMPORAL_ADDRESS: sharedEnvFields.TEMPORAL_ADDRESS,
   TEMPORAL_NAMESPACE: sharedEnvFields.TEMPORAL_NAMESPACE,
   TEMPORAL_TASK_QUEUE: sharedEnvFields.TEMPORAL_TASK_QUEUE,
+  TEMPORAL_TLS: sharedEnvFields.TEMPORAL_TLS,
+  TEMPORAL_TLS_CA: sharedEnvFields.TEMPORAL_TLS_CA,
+  TEMPORAL_TLS_CERT: sharedEnvFields.TEMPORAL_TLS_CERT,
+  TEMPORAL_TLS_KEY: sharedEnvFields.TEMPORAL_TLS_KEY,
+  TEMPORAL_TLS_SERVER_NAME: sharedEnvFields.TEMPORAL_TLS_SERVER_NAME,
+  TEMPORAL_API_KEY: sharedEnvFields.TEMPORAL_API_KEY,
   DATABASE_URL: sharedEnvFields.DATABASE_URL,
   LOG_LEVEL: sharedEnvFields.LOG_LEVEL,
   SANDBOX_DIR: sharedEnvFields.SANDBOX_DIR,
@@ -21,8 +29,7 @@ const workerEnvSchema = z.object({
   WORKER_HEALTH_HOST: sharedEnvFields.WORKER_HEALTH_HOST,
 });
 
-export interface WorkerConfig {
-  temporalAddress: string;
+export interface WorkerConfig extends TemporalConnectionConfig {
   namespace: string;
   taskQueue: string;
   /** Undefined means the embedded default database under `.data/`. */
@@ -64,6 +71,10 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   if (!parsed.success) {
     throw new ConfigError(`invalid worker configuration: ${describeEnvIssues(parsed.error, env).join('; ')}`);
   }
+  const temporal = resolveTemporalTls(parsed.data);
+  if (temporal.problems.length > 0) {
+    throw new ConfigError(`invalid worker configuration: ${temporal.problems.join('; ')}`);
+  }
   let model: ModelConfig | null;
   try {
     model = loadModelConfig(env);
@@ -74,6 +85,8 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   }
   return {
     temporalAddress: parsed.data.TEMPORAL_ADDRESS,
+    temporalTls: temporal.tls,
+    temporalApiKey: temporal.apiKey,
     namespace: parsed.data.TEMPORAL_NAMESPACE,
     taskQueue: parsed.data.TEMPORAL_TASK_QUEUE,
     databaseUrl: parsed.data.DATABASE_URL,

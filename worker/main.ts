@@ -1,5 +1,6 @@
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { createActorRegistry } from '../actors';
+import { describeTemporalSecurity, temporalConnectionOptions } from '../config/temporal-connection';
 import { TASK_QUEUE } from '../domain/ids';
 import { describeIsolation, detectIsolation } from '../sandbox/isolation';
 import type { Isolation } from '../sandbox/isolation';
@@ -26,7 +27,12 @@ export async function runWorker(
     | 'maxCachedWorkflows'
     | 'model'
   > &
-    Partial<Pick<WorkerConfig, 'taskQueue' | 'logLevel' | 'health' | 'shutdownGraceSeconds'>> & {
+    Partial<
+      Pick<
+        WorkerConfig,
+        'taskQueue' | 'logLevel' | 'health' | 'shutdownGraceSeconds' | 'temporalTls' | 'temporalApiKey'
+      >
+    > & {
       /** Found already by the caller (`npm start` checks first); otherwise detected here. */
       isolation?: Isolation;
     },
@@ -43,7 +49,12 @@ export async function runWorker(
   if (isolation.mode === 'bwrap') console.log(isolationLine);
   else console.warn(isolationLine);
   const prisma = sharedPrismaClient(resolveDatabaseUrl(config.databaseUrl));
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const temporal = {
+    temporalAddress: config.temporalAddress,
+    temporalTls: config.temporalTls ?? null,
+    temporalApiKey: config.temporalApiKey ?? null,
+  };
+  const connection = await NativeConnection.connect(temporalConnectionOptions(temporal));
   try {
     const taskQueue = config.taskQueue ?? TASK_QUEUE;
     const actors = createActorRegistry({ model: config.model });
@@ -63,8 +74,10 @@ export async function runWorker(
       ? await startHealthServer({ ...config.health, state: () => worker.getState() })
       : null;
     if (health !== null) console.log(`worker: health on ${health.url} (/healthz, /readyz)`);
+    const security = describeTemporalSecurity(temporal);
     console.log(
-      `worker: polling task queue ${taskQueue} on ${config.temporalAddress} (namespace ${config.namespace}); ` +
+      `worker: polling task queue ${taskQueue} on ${config.temporalAddress} (namespace ${config.namespace}` +
+        `${security === 'plaintext' ? '' : `, ${security}`}); ` +
         `up to ${worker.options.maxCachedWorkflows} workflows cached`,
     );
     console.log(
