@@ -8,6 +8,10 @@ import { TASK_QUEUE } from '../domain/ids';
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** How the worker prints: `text` (lines for a person) or `json` (one object per line, for a log collector). */
+export const LOG_FORMATS = ['text', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 /** How a plan's commands run: in a bubblewrap box, or (only when asked for by name) unisolated. */
 export const SANDBOX_ISOLATION_MODES = ['bwrap', 'none'] as const;
 export type SandboxIsolationMode = (typeof SANDBOX_ISOLATION_MODES)[number];
@@ -42,6 +46,8 @@ export const sharedEnvFields = {
     .startsWith('file:', 'must be a file: URL of the SQLite database (the PostgreSQL adapter is future work)')
     .optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  /** `json`: the worker prints one JSON object per line (worker/logging.ts), the SDK's and the plans' logs too. */
+  LOG_FORMAT: z.enum(LOG_FORMATS).default('text'),
   /**
    * Where Execute copies projects to work on them (relative: from the repository root); default
    * `$XDG_CACHE_HOME/cleveragents/sandboxes` (config/paths.ts).
@@ -70,6 +76,18 @@ export const sharedEnvFields = {
     .optional(),
   /** The address the health endpoints listen on: every interface by default, as a probe from outside needs. */
   WORKER_HEALTH_HOST: z.string().min(1).default('0.0.0.0'),
+  /**
+   * Where the worker serves Prometheus metrics (`GET /metrics`: the SDK's `temporal_*` and the engine's `agents_*`,
+   * worker/metrics.ts); unset: no endpoint. `0` lets the system choose a port, which the worker prints.
+   */
+  WORKER_METRICS_PORT: z.coerce
+    .number()
+    .int('must be a port number')
+    .min(0, 'must be a port number (0 to 65535)')
+    .max(65_535, 'must be a port number (0 to 65535)')
+    .optional(),
+  /** The address the metrics endpoint listens on: every interface by default, as a scraper from outside needs. */
+  WORKER_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
   /** After SIGTERM, seconds the running phases may finish in before they are cancelled (worker/worker.ts). */
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce
     .number()

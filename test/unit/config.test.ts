@@ -18,12 +18,14 @@ describe('worker and client configuration', () => {
       taskQueue: 'cleveragents-plans',
       databaseUrl: undefined,
       logLevel: 'info',
+      logFormat: 'text',
       sandboxDir: path.join(os.homedir(), '.cache', 'cleveragents', 'sandboxes'),
       sandboxIsolation: 'bwrap',
       sandboxCpuSeconds: 600,
       maxCachedWorkflows: defaultMaxCachedWorkflows(),
       model: null,
       health: null,
+      metrics: null,
       shutdownGraceSeconds: 25,
     });
     expect(loadClientConfig({})).toEqual({
@@ -105,6 +107,25 @@ describe('worker and client configuration', () => {
     );
     expect(() => loadWorkerConfig({ WORKER_HEALTH_PORT: 'http' })).toThrow(
       /WORKER_HEALTH_PORT: .*\(got "http"\)/,
+    );
+  });
+
+  it('serves metrics only where WORKER_METRICS_PORT says, and prints JSON only when LOG_FORMAT=json', () => {
+    expect(loadWorkerConfig({}).metrics).toBeNull();
+    expect(loadWorkerConfig({ WORKER_METRICS_PORT: '9464' }).metrics).toEqual({
+      port: 9464,
+      host: '0.0.0.0',
+    });
+    expect(loadWorkerConfig({ WORKER_METRICS_PORT: '0', WORKER_METRICS_HOST: '::1' }).metrics).toEqual({
+      port: 0,
+      host: '::1',
+    });
+    expect(() => loadWorkerConfig({ WORKER_METRICS_PORT: '65536' })).toThrow(
+      /WORKER_METRICS_PORT: must be a port number \(0 to 65535\) \(got "65536"\)/,
+    );
+    expect(loadWorkerConfig({ LOG_FORMAT: 'json' }).logFormat).toBe('json');
+    expect(() => loadWorkerConfig({ LOG_FORMAT: 'yaml' })).toThrow(
+      /LOG_FORMAT: .*"text".*"json".*\(got "yaml"\)/,
     );
   });
 
