@@ -14,6 +14,7 @@ import { ERROR_TYPES } from '../domain/errors';
 import type { WorkPhase } from '../domain/lifecycle';
 import { ignoreList } from '../domain/ignore';
 import { ChangesetTally } from '../domain/limits';
+import { ENGINE_METRICS } from '../domain/metrics';
 import { WORKFLOW_ACTOR } from '../domain/plan';
 import type { PlanSpec, ProjectLink } from '../domain/plan';
 import type { Workspace } from '../domain/project-link';
@@ -270,6 +271,17 @@ export function createWorkActivities(deps: WorkDependencies) {
           return applyChangeset(changeset, { at: input.at });
         }).catch((err: unknown) => {
           if (err instanceof ChangesetRefusedError) {
+            // The activity's logger and meter: the worker's log lines and its one Prometheus endpoint, the SDK's
+            // own beside them (a no-op meter without one).
+            const context = Context.current();
+            context.log.warn('Apply refused the changeset; nothing was written', {
+              planId: input.spec.planId,
+              changesetId: changeset.changesetId,
+              problems: err.problems,
+            });
+            context.metricMeter
+              .createCounter(ENGINE_METRICS.applyRefusals, 'changesets', 'Changesets Apply refused to write')
+              .add(1, { action: input.spec.actionName });
             throw ApplicationFailure.nonRetryable(
               `${err.message}. Nothing was written. Restore the project and \`agents plan retry\`, or cancel ` +
                 'the plan and start a new one to run Execute again.',

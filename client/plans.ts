@@ -3,6 +3,7 @@ import type { WorkflowExecutionDescription, WorkflowExecutionStatusName } from '
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { ulid } from 'ulid';
+import { describeTemporalSecurity, temporalConnectionOptions } from '../config/temporal-connection';
 import { planWorkflowId } from '../domain/ids';
 import type { AutomationLevel } from '../domain/lifecycle';
 import { initialSnapshot } from '../domain/plan';
@@ -338,11 +339,21 @@ export async function connectPlanClient(
   const stores = openStores(config);
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address: config.temporalAddress, connectTimeout: '5 seconds' });
+    connection = await Connection.connect({
+      ...temporalConnectionOptions(config),
+      connectTimeout: '5 seconds',
+    });
   } catch (err) {
+    // Over TLS a wrong certificate looks like an unreachable server to grpc-js: point at the settings, not npm start.
+    const security = describeTemporalSecurity(config);
     throw new PlanClientError(
       'unavailable',
-      `cannot reach the Temporal server at ${config.temporalAddress} (${err instanceof Error ? err.message : String(err)}); start it with npm start`,
+      `cannot reach the Temporal server at ${config.temporalAddress}` +
+        `${security === 'plaintext' ? '' : ` over ${security}`} ` +
+        `(${err instanceof Error ? err.message : String(err)}); ` +
+        (security === 'plaintext'
+          ? 'start it with npm start'
+          : 'check the server and TEMPORAL_TLS_CA, TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_SERVER_NAME, TEMPORAL_API_KEY'),
     );
   }
   const temporal = new Client({ connection, namespace: config.namespace });

@@ -9,6 +9,10 @@ import { DATABASE_URL_RULE, dialectOfUrl, redactDatabaseUrl } from '../storage/d
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** How the worker prints: `text` (lines for a person) or `json` (one object per line, for a log collector). */
+export const LOG_FORMATS = ['text', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 /** How a plan's commands run: in a bubblewrap box, or (only when asked for by name) unisolated. */
 export const SANDBOX_ISOLATION_MODES = ['bwrap', 'none'] as const;
 export type SandboxIsolationMode = (typeof SANDBOX_ISOLATION_MODES)[number];
@@ -21,6 +25,23 @@ export const sharedEnvFields = {
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default(TASK_QUEUE),
   /**
+   * TLS to the Temporal server (config/temporal-connection.ts): `true`/`false`; unset, on when any variable below is
+   * set. The files are read at start, so a bad path fails the process before it connects.
+   */
+  TEMPORAL_TLS: z
+    .enum(['true', 'false'], 'must be true or false')
+    .transform((v) => v === 'true')
+    .optional(),
+  /** PEM file of the CA that signed the server's certificate; unset: the system's trusted CAs. */
+  TEMPORAL_TLS_CA: z.string().min(1).optional(),
+  /** PEM files of the client certificate and its key, for mTLS; one without the other is refused. */
+  TEMPORAL_TLS_CERT: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY: z.string().min(1).optional(),
+  /** The name the server's certificate is checked against, when it is not the host of TEMPORAL_ADDRESS. */
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  /** Sent as `Authorization: Bearer …` (Temporal Cloud's API keys); implies TLS, which Cloud requires. */
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
+  /**
    * `file:` a SQLite file, `postgresql://` a PostgreSQL database (storage/database-url.ts); undefined means the
    * embedded default database under `.data/`.
    */
@@ -29,6 +50,8 @@ export const sharedEnvFields = {
     .refine((url) => dialectOfUrl(url) !== null, DATABASE_URL_RULE)
     .optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  /** `json`: the worker prints one JSON object per line (worker/logging.ts), the SDK's and the plans' logs too. */
+  LOG_FORMAT: z.enum(LOG_FORMATS).default('text'),
   /**
    * Where Execute copies projects to work on them (relative: from the repository root); default
    * `$XDG_CACHE_HOME/cleveragents/sandboxes` (config/paths.ts).
@@ -57,6 +80,18 @@ export const sharedEnvFields = {
     .optional(),
   /** The address the health endpoints listen on: every interface by default, as a probe from outside needs. */
   WORKER_HEALTH_HOST: z.string().min(1).default('0.0.0.0'),
+  /**
+   * Where the worker serves Prometheus metrics (`GET /metrics`: the SDK's `temporal_*` and the engine's `agents_*`,
+   * worker/metrics.ts); unset: no endpoint. `0` lets the system choose a port, which the worker prints.
+   */
+  WORKER_METRICS_PORT: z.coerce
+    .number()
+    .int('must be a port number')
+    .min(0, 'must be a port number (0 to 65535)')
+    .max(65_535, 'must be a port number (0 to 65535)')
+    .optional(),
+  /** The address the metrics endpoint listens on: every interface by default, as a scraper from outside needs. */
+  WORKER_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
   /** After SIGTERM, seconds the running phases may finish in before they are cancelled (worker/worker.ts). */
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce
     .number()

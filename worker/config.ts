@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
-import type { LogLevel, SandboxIsolationMode } from '../config/env';
+import type { LogFormat, LogLevel, SandboxIsolationMode } from '../config/env';
+import { resolveTemporalTls } from '../config/temporal-connection';
+import type { TemporalConnectionConfig } from '../config/temporal-connection';
 import { loadModelConfig } from '../actors/model/config';
 import type { ModelConfig } from '../actors/model/config';
 import { resolveSandboxDir } from '../config/paths';
@@ -10,8 +12,15 @@ const workerEnvSchema = z.object({
   TEMPORAL_ADDRESS: sharedEnvFields.TEMPORAL_ADDRESS,
   TEMPORAL_NAMESPACE: sharedEnvFields.TEMPORAL_NAMESPACE,
   TEMPORAL_TASK_QUEUE: sharedEnvFields.TEMPORAL_TASK_QUEUE,
+  TEMPORAL_TLS: sharedEnvFields.TEMPORAL_TLS,
+  TEMPORAL_TLS_CA: sharedEnvFields.TEMPORAL_TLS_CA,
+  TEMPORAL_TLS_CERT: sharedEnvFields.TEMPORAL_TLS_CERT,
+  TEMPORAL_TLS_KEY: sharedEnvFields.TEMPORAL_TLS_KEY,
+  TEMPORAL_TLS_SERVER_NAME: sharedEnvFields.TEMPORAL_TLS_SERVER_NAME,
+  TEMPORAL_API_KEY: sharedEnvFields.TEMPORAL_API_KEY,
   DATABASE_URL: sharedEnvFields.DATABASE_URL,
   LOG_LEVEL: sharedEnvFields.LOG_LEVEL,
+  LOG_FORMAT: sharedEnvFields.LOG_FORMAT,
   SANDBOX_DIR: sharedEnvFields.SANDBOX_DIR,
   SANDBOX_ISOLATION: sharedEnvFields.SANDBOX_ISOLATION,
   SANDBOX_CPU_SECONDS: sharedEnvFields.SANDBOX_CPU_SECONDS,
@@ -19,15 +28,18 @@ const workerEnvSchema = z.object({
   WORKER_HEALTH_PORT: sharedEnvFields.WORKER_HEALTH_PORT,
   WORKER_SHUTDOWN_GRACE_SECONDS: sharedEnvFields.WORKER_SHUTDOWN_GRACE_SECONDS,
   WORKER_HEALTH_HOST: sharedEnvFields.WORKER_HEALTH_HOST,
+  WORKER_METRICS_PORT: sharedEnvFields.WORKER_METRICS_PORT,
+  WORKER_METRICS_HOST: sharedEnvFields.WORKER_METRICS_HOST,
 });
 
-export interface WorkerConfig {
-  temporalAddress: string;
+export interface WorkerConfig extends TemporalConnectionConfig {
   namespace: string;
   taskQueue: string;
   /** Undefined means the embedded default database under `.data/`. */
   databaseUrl: string | undefined;
   logLevel: LogLevel;
+  /** `json`: every line the worker prints is one JSON object (worker/logging.ts). */
+  logFormat: LogFormat;
   /** Absolute directory for Execute's sandboxes. */
   sandboxDir: string;
   /** How plans' commands run: `bwrap` (boxed, refused where bwrap does not work) or `none` (unisolated). */
@@ -45,6 +57,8 @@ export interface WorkerConfig {
   shutdownGraceSeconds: number;
   /** Where `/healthz` and `/readyz` are served (worker/health.ts); null: not served. */
   health: { port: number; host: string } | null;
+  /** Where Prometheus scrapes `/metrics` (worker/metrics.ts); null: not served. */
+  metrics: { port: number; host: string } | null;
 }
 
 /**
@@ -64,6 +78,10 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   if (!parsed.success) {
     throw new ConfigError(`invalid worker configuration: ${describeEnvIssues(parsed.error, env).join('; ')}`);
   }
+  const temporal = resolveTemporalTls(parsed.data);
+  if (temporal.problems.length > 0) {
+    throw new ConfigError(`invalid worker configuration: ${temporal.problems.join('; ')}`);
+  }
   let model: ModelConfig | null;
   try {
     model = loadModelConfig(env);
@@ -74,10 +92,13 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   }
   return {
     temporalAddress: parsed.data.TEMPORAL_ADDRESS,
+    temporalTls: temporal.tls,
+    temporalApiKey: temporal.apiKey,
     namespace: parsed.data.TEMPORAL_NAMESPACE,
     taskQueue: parsed.data.TEMPORAL_TASK_QUEUE,
     databaseUrl: parsed.data.DATABASE_URL,
     logLevel: parsed.data.LOG_LEVEL,
+    logFormat: parsed.data.LOG_FORMAT,
     sandboxDir: resolveSandboxDir(parsed.data.SANDBOX_DIR, env),
     sandboxIsolation: parsed.data.SANDBOX_ISOLATION,
     sandboxCpuSeconds: parsed.data.SANDBOX_CPU_SECONDS,
@@ -88,5 +109,9 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
       parsed.data.WORKER_HEALTH_PORT === undefined
         ? null
         : { port: parsed.data.WORKER_HEALTH_PORT, host: parsed.data.WORKER_HEALTH_HOST },
+    metrics:
+      parsed.data.WORKER_METRICS_PORT === undefined
+        ? null
+        : { port: parsed.data.WORKER_METRICS_PORT, host: parsed.data.WORKER_METRICS_HOST },
   };
 }

@@ -1,5 +1,6 @@
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { createActorRegistry } from '../actors';
+import { describeTemporalSecurity, temporalConnectionOptions } from '../config/temporal-connection';
 import { TASK_QUEUE } from '../domain/ids';
 import { describeIsolation, detectIsolation } from '../sandbox/isolation';
 import type { Isolation } from '../sandbox/isolation';
@@ -8,6 +9,9 @@ import { disconnectSharedPrismaClients, resolveDatabaseUrl, sharedPrismaClient }
 import { loadWorkerConfig } from './config';
 import type { WorkerConfig } from './config';
 import { startHealthServer } from './health';
+import { createWorkerLog, printFatal, routeConsoleTo } from './logging';
+import { prometheusEndpoint } from './metrics';
+import { installRuntime } from './runtime';
 import { createPlanWorker } from './worker';
 
 /**
@@ -26,24 +30,44 @@ export async function runWorker(
     | 'maxCachedWorkflows'
     | 'model'
   > &
-    Partial<Pick<WorkerConfig, 'taskQueue' | 'logLevel' | 'health' | 'shutdownGraceSeconds'>> & {
+    Partial<
+      Pick<
+        WorkerConfig,
+        | 'taskQueue'
+        | 'logLevel'
+        | 'health'
+        | 'shutdownGraceSeconds'
+        | 'logFormat'
+        | 'metrics'
+        | 'temporalTls'
+        | 'temporalApiKey'
+      >
+    > & {
       /** Found already by the caller (`npm start` checks first); otherwise detected here. */
       isolation?: Isolation;
     },
 ): Promise<void> {
-  if (config.logLevel !== undefined) {
+  const log = createWorkerLog({ format: config.logFormat ?? 'text', level: config.logLevel ?? 'info' });
+  const restoreConsole = routeConsoleTo(log);
+  const metrics = config.metrics ? await prometheusEndpoint(config.metrics) : null;
+  if (config.logLevel !== undefined || metrics !== null || log.format === 'json') {
     // Must precede the first connection: the runtime is created once per process.
-    Runtime.install({ logger: new DefaultLogger(toSdkLevel(config.logLevel)) });
+    installRuntime({ log, level: config.logLevel ?? 'info', metrics });
   }
   // Once, before polling: a worker that cannot box commands says so now, not at a plan's first `run` step.
   const isolation =
     config.isolation ??
     (await detectIsolation({ mode: config.sandboxIsolation, cpuSeconds: config.sandboxCpuSeconds }));
   const isolationLine = `worker: ${describeIsolation(isolation)}`;
-  if (isolation.mode === 'bwrap') console.log(isolationLine);
-  else console.warn(isolationLine);
+  if (isolation.mode === 'bwrap') log.info(isolationLine);
+  else log.warn(isolationLine);
   const prisma = sharedPrismaClient(resolveDatabaseUrl(config.databaseUrl));
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const temporal = {
+    temporalAddress: config.temporalAddress,
+    temporalTls: config.temporalTls ?? null,
+    temporalApiKey: config.temporalApiKey ?? null,
+  };
+  const connection = await NativeConnection.connect(temporalConnectionOptions(temporal));
   try {
     const taskQueue = config.taskQueue ?? TASK_QUEUE;
     const actors = createActorRegistry({ model: config.model });
@@ -62,12 +86,16 @@ export async function runWorker(
     const health = config.health
       ? await startHealthServer({ ...config.health, state: () => worker.getState() })
       : null;
-    if (health !== null) console.log(`worker: health on ${health.url} (/healthz, /readyz)`);
-    console.log(
-      `worker: polling task queue ${taskQueue} on ${config.temporalAddress} (namespace ${config.namespace}); ` +
+    if (health !== null) log.info(`worker: health on ${health.url} (/healthz, /readyz)`);
+    // The runtime listens since its install; said here, with the rest, before the polling line.
+    if (metrics !== null) log.info(`worker: metrics on ${metrics.url}`);
+    const security = describeTemporalSecurity(temporal);
+    log.info(
+      `worker: polling task queue ${taskQueue} on ${config.temporalAddress} (namespace ${config.namespace}` +
+        `${security === 'plaintext' ? '' : `, ${security}`}); ` +
         `up to ${worker.options.maxCachedWorkflows} workflows cached`,
     );
-    console.log(
+    log.info(
       `worker: strategy actors ${actors.names('strategy').join(', ')}; sandboxes in ${config.sandboxDir}`,
     );
     try {
@@ -75,15 +103,12 @@ export async function runWorker(
     } finally {
       await health?.close();
     }
-    console.log('worker: stopped');
+    log.info('worker: stopped');
   } finally {
     await connection.close();
     await disconnectSharedPrismaClients();
+    restoreConsole();
   }
-}
-
-function toSdkLevel(level: WorkerConfig['logLevel']): 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' {
-  return level.toUpperCase() as Uppercase<typeof level>;
 }
 
 if (require.main === module) {
@@ -91,7 +116,7 @@ if (require.main === module) {
   Promise.resolve()
     .then(() => runWorker(loadWorkerConfig()))
     .catch((err: unknown) => {
-      console.error(`worker: ${err instanceof Error ? err.message : String(err)}`);
+      printFatal(`worker: ${err instanceof Error ? err.message : String(err)}`);
       process.exit(1);
     });
 }

@@ -45,6 +45,7 @@ import {
   retryPhaseUpdate,
 } from './definitions';
 import type { PlanWorkflowInput, PlanWorkflowResult, PlanWorkflowState } from './definitions';
+import { countPlanFinished, countPlanStarted, recordGateWait, recordPhaseDuration } from './metrics';
 
 /**
  * Recording must eventually succeed: storage hiccups retry without limit. What a retry cannot fix (a rule
@@ -404,11 +405,16 @@ export class PlanRun {
       let failed: { error: PlanError; decisions: DecisionDraft[] };
       try {
         const assumedFirst = state.decisionSeq;
+        const startedMs = Date.now();
         const outcome = await work({
           attempt,
           firstDecisionSeq: assumedFirst,
           parentDecisionSeq: state.parentDecisionSeq,
+        }).catch((err: unknown) => {
+          if (isPhaseFailure(err)) recordPhaseDuration({ phase, outcome: 'failed' }, startedMs);
+          throw err;
         });
+        recordPhaseDuration({ phase, outcome: outcome.ok ? 'completed' : 'failed' }, startedMs);
         // A correction may have taken sequence numbers while the phase ran: the batch then starts later, and links
         // inside it move along. change() allocates from decisionSeq before its first await, so this is exact.
         const shift = state.decisionSeq - assumedFirst;
@@ -482,7 +488,11 @@ export class PlanRun {
   async passGate(to: Phase, guard: (to: Phase) => Promise<void>): Promise<void> {
     const { state } = this;
     const from = state.plan.phase;
+    // Nothing records a change between a gate opening and its approval: updatedAt is when it opened, in this run or
+    // (continued as new) the one before.
+    const openedAt = state.plan.updatedAt;
     await condition(() => state.approval !== null);
+    recordGateWait({ gate: to }, openedAt);
     const request = pending(state.approval);
     await guard(to);
     await this.change(
@@ -540,10 +550,13 @@ export class PlanRun {
     try {
       this.publish();
       // A continued run's plan was created by the first run.
-      if (this.resumedGate === null)
+      if (this.resumedGate === null) {
         await this.recordings.recordPlanCreated({ spec: state.spec, eventSeq: state.eventSeq++ });
+        countPlanStarted({ action: state.plan.actionName });
+      }
       await body();
       await this.change('PLAN_APPLIED', {}, { message: 'the plan reached APPLIED' });
+      countPlanFinished({ action: state.plan.actionName, phase: state.plan.phase, state: state.plan.state });
       // Let a caller's update finish with the final snapshot before the run closes.
       await condition(allHandlersFinished);
       return { planId: state.plan.planId, phase: state.plan.phase, decisionCount: state.decisionSeq };
@@ -557,6 +570,11 @@ export class PlanRun {
             { message: 'the plan was cancelled' },
           ),
         );
+        countPlanFinished({
+          action: state.plan.actionName,
+          phase: state.plan.phase,
+          state: state.plan.state,
+        });
       }
       throw err;
     }

@@ -20,6 +20,7 @@ import type { PlanError } from '../domain/plan';
 import { unreviewedCommands } from '../domain/command-review';
 import type { PlanWorkflowInput, PlanWorkflowResult } from './definitions';
 import { legacyPlanWorkflow } from './legacy-plan';
+import { countInvariantViolations } from './metrics';
 import { PlanRun, ROOT_SEQ, WORK_PHASES, describeFailure, isPhaseFailure, now } from './plan-run';
 import type { PhaseOutcome, PhaseWork } from './plan-run';
 
@@ -159,6 +160,7 @@ class InvariantChecks {
           }));
         pendingResult = null;
         if (result.violations.length === 0) return;
+        countInvariantViolations({ action: plan.actionName, phase: plan.phase }, result.violations.length);
         const lines = result.violations.map(
           (v) =>
             `"${v.invariant.text}" (${v.invariant.scope}` +

@@ -19,6 +19,8 @@ export interface WorkerProcess {
   maxCachedWorkflows: number;
   /** Everything the worker printed so far, stdout and stderr together. */
   output(): string;
+  /** What it printed on stdout alone (LOG_FORMAT=json's lines). */
+  stdout(): string;
   /** Null while bootstrap runs; then how it ended (bootstrap exits as the worker did). */
   exit(): { code: number | null; signal: NodeJS.Signals | null } | null;
   /** Resolves when bootstrap has exited. */
@@ -82,7 +84,11 @@ export async function startWorkerProcess(
     process.off('exit', killOnExit);
   };
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let stdout = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    stdout += chunk.toString();
+  });
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   try {
     await new Promise<void>((resolve, reject) => {
@@ -111,6 +117,7 @@ export async function startWorkerProcess(
     pid: workerPid,
     maxCachedWorkflows: Number(cached[1]),
     output: () => output,
+    stdout: () => stdout,
     exit: () => (running() ? null : { code: child.exitCode, signal: child.signalCode }),
     exited,
     stop,

@@ -1,3 +1,4 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadClientConfig } from '../../client/config';
@@ -5,25 +6,32 @@ import { REPO_ROOT } from '../../config/paths';
 import { PlanClientError } from '../../client/errors';
 import { ConfigError, loadWorkerConfig } from '../../worker/config';
 import { defaultMaxCachedWorkflows } from '../../config/worker-memory';
+import { describeTemporalSecurity, temporalConnectionOptions } from '../../config/temporal-connection';
 
 describe('worker and client configuration', () => {
   it('defaults everything, treating empty values as unset', () => {
     expect(loadWorkerConfig({ TEMPORAL_NAMESPACE: '' })).toEqual({
       temporalAddress: '127.0.0.1:7233',
+      temporalTls: null,
+      temporalApiKey: null,
       namespace: 'default',
       taskQueue: 'cleveragents-plans',
       databaseUrl: undefined,
       logLevel: 'info',
+      logFormat: 'text',
       sandboxDir: path.join(os.homedir(), '.cache', 'cleveragents', 'sandboxes'),
       sandboxIsolation: 'bwrap',
       sandboxCpuSeconds: 600,
       maxCachedWorkflows: defaultMaxCachedWorkflows(),
       model: null,
       health: null,
+      metrics: null,
       shutdownGraceSeconds: 25,
     });
     expect(loadClientConfig({})).toEqual({
       temporalAddress: '127.0.0.1:7233',
+      temporalTls: null,
+      temporalApiKey: null,
       namespace: 'default',
       taskQueue: 'cleveragents-plans',
       databaseUrl: undefined,
@@ -100,6 +108,103 @@ describe('worker and client configuration', () => {
     expect(() => loadWorkerConfig({ WORKER_HEALTH_PORT: 'http' })).toThrow(
       /WORKER_HEALTH_PORT: .*\(got "http"\)/,
     );
+  });
+
+  it('serves metrics only where WORKER_METRICS_PORT says, and prints JSON only when LOG_FORMAT=json', () => {
+    expect(loadWorkerConfig({}).metrics).toBeNull();
+    expect(loadWorkerConfig({ WORKER_METRICS_PORT: '9464' }).metrics).toEqual({
+      port: 9464,
+      host: '0.0.0.0',
+    });
+    expect(loadWorkerConfig({ WORKER_METRICS_PORT: '0', WORKER_METRICS_HOST: '::1' }).metrics).toEqual({
+      port: 0,
+      host: '::1',
+    });
+    expect(() => loadWorkerConfig({ WORKER_METRICS_PORT: '65536' })).toThrow(
+      /WORKER_METRICS_PORT: must be a port number \(0 to 65535\) \(got "65536"\)/,
+    );
+    expect(loadWorkerConfig({ LOG_FORMAT: 'json' }).logFormat).toBe('json');
+    expect(() => loadWorkerConfig({ LOG_FORMAT: 'yaml' })).toThrow(
+      /LOG_FORMAT: .*"text".*"json".*\(got "yaml"\)/,
+    );
+  });
+
+  describe('TLS to Temporal', () => {
+    let dir: string;
+    let files: { ca: string; cert: string; key: string };
+    beforeAll(() => {
+      dir = mkdtempSync(path.join(os.tmpdir(), 'tls-config-'));
+      files = {
+        ca: path.join(dir, 'ca.pem'),
+        cert: path.join(dir, 'client.pem'),
+        key: path.join(dir, 'client.key'),
+      };
+      for (const [name, file] of Object.entries(files)) writeFileSync(file, `-----${name}-----\n`);
+    });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('reads the CA, the client pair and the server name into one TLS setting for worker and CLI alike', () => {
+      const env = {
+        TEMPORAL_ADDRESS: 'temporal.example.com:7233',
+        TEMPORAL_TLS_CA: files.ca,
+        TEMPORAL_TLS_CERT: files.cert,
+        TEMPORAL_TLS_KEY: files.key,
+        TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
+      };
+      const worker = loadWorkerConfig(env);
+      expect(worker.temporalTls).toEqual({
+        serverRootCACertificate: Buffer.from('-----ca-----\n'),
+        clientCertPair: { crt: Buffer.from('-----cert-----\n'), key: Buffer.from('-----key-----\n') },
+        serverNameOverride: 'temporal.internal',
+      });
+      expect(loadClientConfig(env)).toMatchObject({ temporalTls: worker.temporalTls, temporalApiKey: null });
+      expect(temporalConnectionOptions(worker)).toEqual({
+        address: 'temporal.example.com:7233',
+        tls: worker.temporalTls,
+      });
+      expect(describeTemporalSecurity(worker)).toBe('mTLS');
+    });
+
+    it('turns TLS on for an API key (Temporal Cloud) or TEMPORAL_TLS=true, and leaves it off otherwise', () => {
+      const cloud = loadWorkerConfig({ TEMPORAL_API_KEY: 'secret-key' });
+      expect(temporalConnectionOptions(cloud)).toEqual({
+        address: '127.0.0.1:7233',
+        tls: {},
+        apiKey: 'secret-key',
+      });
+      expect(describeTemporalSecurity(cloud)).toBe('TLS, API key');
+      expect(loadClientConfig({ TEMPORAL_API_KEY: 'secret-key' })).toMatchObject({
+        temporalTls: {},
+        temporalApiKey: 'secret-key',
+      });
+      expect(loadWorkerConfig({ TEMPORAL_TLS: 'true' }).temporalTls).toEqual({});
+      const plain = loadWorkerConfig({ TEMPORAL_TLS: 'false' });
+      expect(temporalConnectionOptions(plain)).toEqual({ address: '127.0.0.1:7233', tls: false });
+      expect(describeTemporalSecurity(plain)).toBe('plaintext');
+    });
+
+    it('refuses half a client pair, an unreadable file and contradictions, naming the variables', () => {
+      expect(() => loadWorkerConfig({ TEMPORAL_TLS_CERT: files.cert })).toThrow(
+        /TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY: mTLS needs both .*\(got only TEMPORAL_TLS_CERT\)/,
+      );
+      expect(() => loadClientConfig({ TEMPORAL_TLS_KEY: files.key })).toThrow(
+        /TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY: .*\(got only TEMPORAL_TLS_KEY\)/,
+      );
+      const missing = path.join(dir, 'nope.pem');
+      expect(() => loadWorkerConfig({ TEMPORAL_TLS_CA: missing })).toThrow(
+        new RegExp(`TEMPORAL_TLS_CA: cannot read "${missing}" \\(ENOENT\\)`),
+      );
+      expect(() => loadClientConfig({ TEMPORAL_TLS_CA: dir })).toThrow(PlanClientError);
+      expect(() => loadClientConfig({ TEMPORAL_TLS_CA: dir })).toThrow(
+        /TEMPORAL_TLS_CA: cannot read .*\(EISDIR\)/,
+      );
+      expect(() => loadWorkerConfig({ TEMPORAL_TLS: 'false', TEMPORAL_API_KEY: 'k' })).toThrow(
+        /TEMPORAL_TLS: is false, but TEMPORAL_API_KEY needs TLS/,
+      );
+      expect(() => loadWorkerConfig({ TEMPORAL_TLS: 'yes' })).toThrow(
+        /TEMPORAL_TLS: must be true or false \(got "yes"\)/,
+      );
+    });
   });
 
   it('refuses a model endpoint without a model name', () => {
