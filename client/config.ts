@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
+import { CLI_SERVICE_NAME, tracingConfigFrom, tracingEnvFields } from '../config/tracing';
+import type { TracingConfig } from '../config/tracing';
 import { PlanClientError } from './errors';
 
 const clientEnvSchema = z.object({
@@ -7,6 +9,7 @@ const clientEnvSchema = z.object({
   TEMPORAL_NAMESPACE: sharedEnvFields.TEMPORAL_NAMESPACE,
   TEMPORAL_TASK_QUEUE: sharedEnvFields.TEMPORAL_TASK_QUEUE,
   DATABASE_URL: sharedEnvFields.DATABASE_URL,
+  ...tracingEnvFields,
 });
 
 export interface ClientConfig {
@@ -14,6 +17,8 @@ export interface ClientConfig {
   namespace: string;
   taskQueue: string;
   databaseUrl: string | undefined;
+  /** Where the CLI's spans go (ADR 0012); null: tracing off. */
+  tracing: TracingConfig | null;
 }
 
 export function loadClientConfig(env: NodeJS.ProcessEnv = process.env): ClientConfig {
@@ -29,5 +34,6 @@ export function loadClientConfig(env: NodeJS.ProcessEnv = process.env): ClientCo
     namespace: parsed.data.TEMPORAL_NAMESPACE,
     taskQueue: parsed.data.TEMPORAL_TASK_QUEUE,
     databaseUrl: parsed.data.DATABASE_URL,
+    tracing: tracingConfigFrom(parsed.data, CLI_SERVICE_NAME),
   };
 }

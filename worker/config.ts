@@ -5,6 +5,8 @@ import { loadModelConfig } from '../actors/model/config';
 import type { ModelConfig } from '../actors/model/config';
 import { resolveSandboxDir } from '../config/paths';
 import { defaultMaxCachedWorkflows } from '../config/worker-memory';
+import { WORKER_SERVICE_NAME, tracingConfigFrom, tracingEnvFields } from '../config/tracing';
+import type { TracingConfig } from '../config/tracing';
 
 const workerEnvSchema = z.object({
   TEMPORAL_ADDRESS: sharedEnvFields.TEMPORAL_ADDRESS,
@@ -19,6 +21,7 @@ const workerEnvSchema = z.object({
   WORKER_HEALTH_PORT: sharedEnvFields.WORKER_HEALTH_PORT,
   WORKER_SHUTDOWN_GRACE_SECONDS: sharedEnvFields.WORKER_SHUTDOWN_GRACE_SECONDS,
   WORKER_HEALTH_HOST: sharedEnvFields.WORKER_HEALTH_HOST,
+  ...tracingEnvFields,
 });
 
 export interface WorkerConfig {
@@ -45,6 +48,8 @@ export interface WorkerConfig {
   shutdownGraceSeconds: number;
   /** Where `/healthz` and `/readyz` are served (worker/health.ts); null: not served. */
   health: { port: number; host: string } | null;
+  /** Where the worker's spans go (ADR 0012); null: tracing off, no interceptors. */
+  tracing: TracingConfig | null;
 }
 
 /**
@@ -88,5 +93,6 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
       parsed.data.WORKER_HEALTH_PORT === undefined
         ? null
         : { port: parsed.data.WORKER_HEALTH_PORT, host: parsed.data.WORKER_HEALTH_HOST },
+    tracing: tracingConfigFrom(parsed.data, WORKER_SERVICE_NAME),
   };
 }
