@@ -9,6 +9,9 @@ import { loadWorkerConfig } from './config';
 import type { WorkerConfig } from './config';
 import { startHealthServer } from './health';
 import { createPlanWorker } from './worker';
+import type { TracingConfig } from '../config/tracing';
+import type { Tracing } from '../lib/tracing';
+import type * as TracingLib from '../lib/tracing';
 
 /**
  * Runs the plan worker until SIGINT/SIGTERM. Temporal's runtime catches those signals and drains the worker,
@@ -26,7 +29,7 @@ export async function runWorker(
     | 'maxCachedWorkflows'
     | 'model'
   > &
-    Partial<Pick<WorkerConfig, 'taskQueue' | 'logLevel' | 'health' | 'shutdownGraceSeconds'>> & {
+    Partial<Pick<WorkerConfig, 'taskQueue' | 'logLevel' | 'health' | 'shutdownGraceSeconds' | 'tracing'>> & {
       /** Found already by the caller (`npm start` checks first); otherwise detected here. */
       isolation?: Isolation;
     },
@@ -44,6 +47,7 @@ export async function runWorker(
   else console.warn(isolationLine);
   const prisma = sharedPrismaClient(resolveDatabaseUrl(config.databaseUrl));
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const tracing = config.tracing ? startWorkerTracing(config.tracing) : undefined;
   try {
     const taskQueue = config.taskQueue ?? TASK_QUEUE;
     const actors = createActorRegistry({ model: config.model });
@@ -57,6 +61,7 @@ export async function runWorker(
       isolation,
       maxCachedWorkflows: config.maxCachedWorkflows,
       shutdownGraceSeconds: config.shutdownGraceSeconds,
+      ...(tracing ? { tracing } : {}),
     });
     // Listening before the polling line: whoever waits for that line can probe at once.
     const health = config.health
@@ -77,9 +82,18 @@ export async function runWorker(
     }
     console.log('worker: stopped');
   } finally {
+    await tracing?.shutdown(); // the spans of the last tasks, before the process exits
     await connection.close();
     await disconnectSharedPrismaClients();
   }
+}
+
+/** OTLP/HTTP export of the worker's spans (ADR 0012); the SDK is loaded only here. */
+function startWorkerTracing(config: TracingConfig): Tracing {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- tracing off loads no OpenTelemetry SDK
+  const { otlpTraceExporter, startTracing } = require('../lib/tracing') as typeof TracingLib;
+  console.log(`worker: tracing to ${config.tracesUrl} as ${config.serviceName}`);
+  return startTracing({ serviceName: config.serviceName, exporter: otlpTraceExporter(config.tracesUrl) });
 }
 
 function toSdkLevel(level: WorkerConfig['logLevel']): 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' {
