@@ -34,15 +34,18 @@ export function tracingClientOptions(tracer: Tracer): Pick<ClientOptions, 'inter
   return { interceptors: { workflow: [traced] } };
 }
 
-/** Runs `run` in a new root span: the plan's, whose context `run` keeps in the memo. */
+/**
+ * Runs `run` in a new root span: the plan's, whose context `run` keeps in the memo. A trace the sampler left out
+ * (OTEL_TRACES_SAMPLER) is recorded nowhere, so `run` gets null: `plan show` must not name a trace nobody can open.
+ */
 export function inRootSpan<T>(
   tracer: Tracer,
   name: string,
-  run: (span: Span, context: PlanTraceContext) => Promise<T>,
+  run: (span: Span, context: PlanTraceContext | null) => Promise<T>,
 ): Promise<T> {
   return inSpan(tracer, name, ROOT_CONTEXT, (span) => {
-    const { traceId, spanId } = span.spanContext();
-    return run(span, { traceId, spanId });
+    const { traceId, spanId, traceFlags } = span.spanContext();
+    return run(span, (traceFlags & TraceFlags.SAMPLED) === 0 ? null : { traceId, spanId });
   });
 }
 
