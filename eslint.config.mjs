@@ -43,6 +43,28 @@ export default tseslint.config(
     },
   },
   {
+    // The one exception (ADR 0013): the workflow interceptors module may import, besides the rest, Temporal's
+    // OpenTelemetry workflow interceptors. They are made for the sandbox (its clock and seeded random ids, spans out
+    // through a sink, SDK flags for replaying older histories), and only a worker with tracing on bundles this
+    // module; the workflows themselves import neither it nor OpenTelemetry.
+    files: ['workflows/tracing.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex:
+                '^(?!@temporalio/interceptors-opentelemetry/lib/workflow-interceptors$|@temporalio/workflow$|@temporalio/common$|\\./[^/]+$|\\.\\./domain/[^/]+$)',
+              message:
+                'The workflow interceptors module may import only @temporalio/interceptors-opentelemetry/lib/workflow-interceptors, @temporalio/workflow, @temporalio/common, ./<sibling> and ../domain/<module>.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: {
       globals: {

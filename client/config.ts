@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
 import { resolveTemporalTls } from '../config/temporal-connection';
 import type { TemporalConnectionConfig } from '../config/temporal-connection';
+import { CLI_SERVICE_NAME, tracingConfigFrom, tracingEnvFields } from '../config/tracing';
+import type { TracingConfig } from '../config/tracing';
 import { PlanClientError } from './errors';
 
 const clientEnvSchema = z.object({
@@ -15,12 +17,15 @@ const clientEnvSchema = z.object({
   TEMPORAL_TLS_SERVER_NAME: sharedEnvFields.TEMPORAL_TLS_SERVER_NAME,
   TEMPORAL_API_KEY: sharedEnvFields.TEMPORAL_API_KEY,
   DATABASE_URL: sharedEnvFields.DATABASE_URL,
+  ...tracingEnvFields,
 });
 
 export interface ClientConfig extends TemporalConnectionConfig {
   namespace: string;
   taskQueue: string;
   databaseUrl: string | undefined;
+  /** Where the CLI's spans go (ADR 0013); null: tracing off. */
+  tracing: TracingConfig | null;
 }
 
 export function loadClientConfig(env: NodeJS.ProcessEnv = process.env): ClientConfig {
@@ -42,5 +47,6 @@ export function loadClientConfig(env: NodeJS.ProcessEnv = process.env): ClientCo
     namespace: parsed.data.TEMPORAL_NAMESPACE,
     taskQueue: parsed.data.TEMPORAL_TASK_QUEUE,
     databaseUrl: parsed.data.DATABASE_URL,
+    tracing: tracingConfigFrom(parsed.data, CLI_SERVICE_NAME),
   };
 }

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { WorkflowExecutionDescription, WorkflowExecutionStatusName } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -19,6 +20,8 @@ import type { ProjectLink } from '../domain/schemas';
 import { planWorkflow } from '../workflows';
 import {
   PLAN_NAME_MEMO,
+  PLAN_TRACE_ID_MEMO,
+  PLAN_TRACE_SPAN_MEMO,
   TASK_QUEUE,
   advancePlanUpdate,
   correctDecisionUpdate,
@@ -33,6 +36,8 @@ import type {
   RetryPhaseRequest,
 } from '../workflows/definitions';
 import type { ClientConfig } from './config';
+import type * as ClientTracing from './tracing';
+import type { PlanTraceContext } from './tracing';
 import { PlanClientError } from './errors';
 import { needsPersonOrEnded, parsePlanId } from './plan-status';
 
@@ -58,6 +63,8 @@ export interface PlanView extends PlanRecord {
   workflowStatus: WorkflowExecutionStatusName;
   /** What the running phase reports it is doing (its activity's heartbeat); null between phases. */
   progress: string | null;
+  /** The OpenTelemetry trace of the plan's run (the workflow's memo); null when it was started untraced. */
+  traceId: string | null;
 }
 
 export interface PlanClientOptions {
@@ -66,6 +73,12 @@ export interface PlanClientOptions {
   taskQueue?: string;
   /** History events after which a plan waiting at a gate continues as new; the workflow's default otherwise. */
   historyEventLimit?: number;
+  /**
+   * Tracing on (ADR 0013): `create` runs in a `plan.use` span, the root of the plan's trace, and keeps its trace id
+   * in the workflow's memo. The Temporal client must carry the OpenTelemetry interceptor with this same tracer
+   * (connectPlanClient does), or the workflow's spans start a trace of their own.
+   */
+  tracer?: Tracer;
 }
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
@@ -78,6 +91,7 @@ export class PlanClient {
   private readonly commandTimeoutMs: number;
   private readonly taskQueue: string;
   private readonly historyEventLimit: number | undefined;
+  private readonly tracer: Tracer | undefined;
 
   constructor(
     readonly temporal: Client,
@@ -89,6 +103,7 @@ export class PlanClient {
     this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
     this.taskQueue = options.taskQueue ?? TASK_QUEUE;
     this.historyEventLimit = options.historyEventLimit;
+    this.tracer = options.tracer;
   }
 
   /**
@@ -96,6 +111,17 @@ export class PlanClient {
    * invariants): a plan that cannot run is never started, and the workflow input is the validated spec.
    */
   async create(input: CreatePlanInput): Promise<PlanSnapshot> {
+    if (this.tracer === undefined) return this.createPlan(input, null);
+    // The root of the plan's trace: resolving, starting the workflow (whose spans hang under it) and the plan row.
+    return tracing().inRootSpan(this.tracer, 'plan.use', async (span, traceContext) => {
+      span.setAttribute('plan.action', input.actionName);
+      const created = await this.createPlan(input, traceContext);
+      span.setAttribute('plan.id', created.planId);
+      return created;
+    });
+  }
+
+  private async createPlan(input: CreatePlanInput, trace: PlanTraceContext | null): Promise<PlanSnapshot> {
     const spec = await this.resolve(input);
     const workflowId = planWorkflowId(spec.planId);
     const queued = initialSnapshot(spec, workflowId);
@@ -108,7 +134,13 @@ export class PlanClient {
             ? spec
             : { ...spec, historyEventLimit: this.historyEventLimit },
         ],
-        memo: { [PLAN_NAME_MEMO]: spec.name },
+        // The trace is kept where every later command finds it (describe), for the plan's whole life.
+        memo: {
+          [PLAN_NAME_MEMO]: spec.name,
+          ...(trace === null
+            ? {}
+            : { [PLAN_TRACE_ID_MEMO]: trace.traceId, [PLAN_TRACE_SPAN_MEMO]: trace.spanId }),
+        },
         // Set at start so the Web UI can filter the plan before a worker has picked it up.
         typedSearchAttributes: planSearchAttributes(queued),
       }),
@@ -188,6 +220,7 @@ export class PlanClient {
       awaitingApproval: last?.type === 'AWAITING_APPROVAL',
       workflowStatus: description.status.name,
       progress: progressOf(description),
+      traceId: traceOf(description)?.traceId ?? null,
     };
   }
 
@@ -209,30 +242,44 @@ export class PlanClient {
   }
 
   async advance(idInput: string, request: AdvancePlanRequest): Promise<PlanSnapshot> {
-    return this.command(idInput, 'advance', (handle) =>
-      handle.executeUpdate(advancePlanUpdate, { args: [request] }),
+    return this.command(
+      idInput,
+      'advance',
+      (handle) => handle.executeUpdate(advancePlanUpdate, { args: [request] }),
+      'plan.advance',
     );
   }
 
   /** The running plan records the correction itself (an update), so its next decisions build on it. */
   async correct(planId: string, request: CorrectDecisionRequest): Promise<CorrectDecisionResult> {
-    return this.command(planId, 'correct a decision of', (handle) =>
-      handle.executeUpdate(correctDecisionUpdate, { args: [request] }),
+    return this.command(
+      planId,
+      'correct a decision of',
+      (handle) => handle.executeUpdate(correctDecisionUpdate, { args: [request] }),
+      'plan.correct',
     );
   }
 
   async retry(idInput: string, request: RetryPhaseRequest): Promise<PlanSnapshot> {
-    return this.command(idInput, 'retry', (handle) =>
-      handle.executeUpdate(retryPhaseUpdate, { args: [request] }),
+    return this.command(
+      idInput,
+      'retry',
+      (handle) => handle.executeUpdate(retryPhaseUpdate, { args: [request] }),
+      'plan.retry',
     );
   }
 
   /** Requests cancellation and waits until the workflow has recorded it, so the database says CANCELLED. */
   async cancel(idInput: string): Promise<PlanRecord> {
-    await this.command(idInput, 'cancel', async (handle) => {
-      await handle.cancel();
-      await handle.result().catch(() => undefined);
-    });
+    await this.command(
+      idInput,
+      'cancel',
+      async (handle) => {
+        await handle.cancel();
+        await handle.result().catch(() => undefined);
+      },
+      'plan.cancel',
+    );
     const record = await this.plans.getPlan(parsePlanId(idInput));
     if (record === null) throw notFound(idInput);
     return record;
@@ -265,12 +312,15 @@ export class PlanClient {
 
   /**
    * Runs a command against a plan's workflow and turns Temporal's failures into messages about the plan:
-   * refused by the workflow, unknown plan, finished plan, or no worker answering.
+   * refused by the workflow, unknown plan, finished plan, or no worker answering. A command that changes the plan
+   * names its span: with tracing on, it joins the plan's trace under its root (the workflow's update handling is
+   * its child), so a gate's approval is in the same trace as the phases around it.
    */
   private async command<T>(
     idInput: string,
     verb: string,
     run: (handle: ReturnType<Client['workflow']['getHandle']>) => Promise<T>,
+    spanName?: string,
   ): Promise<T> {
     const planId = parsePlanId(idInput);
     const handle = this.temporal.workflow.getHandle(planWorkflowId(planId));
@@ -281,8 +331,13 @@ export class PlanClient {
     if (description.status.name !== 'RUNNING') {
       throw await this.finishedError(planId, verb, description.status.name);
     }
+    const { tracer } = this;
+    const traced =
+      tracer === undefined || spanName === undefined
+        ? run
+        : (h: typeof handle) => tracing().inPlanSpan(tracer, spanName, traceOf(description), () => run(h));
     try {
-      return await this.temporal.withDeadline(Date.now() + this.commandTimeoutMs, () => run(handle));
+      return await this.temporal.withDeadline(Date.now() + this.commandTimeoutMs, () => traced(handle));
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
         throw new PlanClientError('refused', `cannot ${verb} plan ${planId}: ${innermostMessage(err)}`);
@@ -326,6 +381,19 @@ function progressOf(description: WorkflowExecutionDescription): string | null {
   return null;
 }
 
+/** The plan's trace, as its start kept it in the memo; null for a plan started untraced. */
+function traceOf(description: WorkflowExecutionDescription): PlanTraceContext | null {
+  const traceId = description.memo?.[PLAN_TRACE_ID_MEMO];
+  const spanId = description.memo?.[PLAN_TRACE_SPAN_MEMO];
+  return typeof traceId === 'string' && typeof spanId === 'string' ? { traceId, spanId } : null;
+}
+
+/** Loaded on first use: where tracing is off, neither OpenTelemetry nor its interceptors are. */
+function tracing(): typeof ClientTracing {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS project loads lazily by require
+  return require('./tracing') as typeof ClientTracing;
+}
+
 export interface ConnectedPlanClient {
   client: PlanClient;
   close(): Promise<void>;
@@ -356,7 +424,11 @@ export async function connectPlanClient(
           : 'check the server and TEMPORAL_TLS_CA, TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_SERVER_NAME, TEMPORAL_API_KEY'),
     );
   }
-  const temporal = new Client({ connection, namespace: config.namespace });
+  const temporal = new Client({
+    connection,
+    namespace: config.namespace,
+    ...(options.tracer === undefined ? {} : tracing().tracingClientOptions(options.tracer)),
+  });
   return {
     client: new PlanClient(temporal, stores.plans, stores.catalog, stores.invariants, options),
     async close() {

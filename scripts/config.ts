@@ -10,6 +10,8 @@ import { loadModelConfig } from '../actors/model/config';
 import type { ModelConfig } from '../actors/model/config';
 import { DATA_DIR, REPO_ROOT, resolveSandboxDir } from '../config/paths';
 import { defaultMaxCachedWorkflows } from '../config/worker-memory';
+import { WORKER_SERVICE_NAME, tracingConfigFrom, tracingEnvFields } from '../config/tracing';
+import type { TracingConfig } from '../config/tracing';
 import { DEFAULT_DATABASE_URL } from '../storage/sqlite';
 
 export { REPO_ROOT };
@@ -24,6 +26,7 @@ const envSchema = z.object({
   DATABASE_URL: sharedEnvFields.DATABASE_URL.default(DEFAULT_DATABASE_URL),
   // Read by ensureTemporalCli itself; listed so a bad value is reported with the rest.
   TEMPORAL_CLI: z.string().optional(),
+  ...tracingEnvFields,
 });
 
 export interface StartConfig {
@@ -45,6 +48,8 @@ export interface StartConfig {
   maxCachedWorkflows: number;
   /** The model-backed actor's endpoint, or null (the engine runs fully without it). */
   model: ModelConfig | null;
+  /** Where the worker's spans go (ADR 0013), or null: tracing off. */
+  tracing: TracingConfig | null;
 }
 
 export class ConfigError extends Error {
@@ -88,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StartConfig {
     sandboxCpuSeconds: data.SANDBOX_CPU_SECONDS,
     maxCachedWorkflows: data.WORKER_MAX_CACHED_WORKFLOWS ?? defaultMaxCachedWorkflows(),
     model,
+    tracing: tracingConfigFrom(data, WORKER_SERVICE_NAME),
   };
 }
 

@@ -166,6 +166,7 @@ async function main(): Promise<void> {
       maxCachedWorkflows: config.maxCachedWorkflows,
       isolation,
       model: config.model,
+      tracing: config.tracing,
     });
   } catch (err) {
     console.error(`[start] worker failed: ${err instanceof Error ? err.message : String(err)}`);

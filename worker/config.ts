@@ -7,6 +7,8 @@ import { loadModelConfig } from '../actors/model/config';
 import type { ModelConfig } from '../actors/model/config';
 import { resolveSandboxDir } from '../config/paths';
 import { defaultMaxCachedWorkflows } from '../config/worker-memory';
+import { WORKER_SERVICE_NAME, tracingConfigFrom, tracingEnvFields } from '../config/tracing';
+import type { TracingConfig } from '../config/tracing';
 
 const workerEnvSchema = z.object({
   TEMPORAL_ADDRESS: sharedEnvFields.TEMPORAL_ADDRESS,
@@ -30,6 +32,7 @@ const workerEnvSchema = z.object({
   WORKER_HEALTH_HOST: sharedEnvFields.WORKER_HEALTH_HOST,
   WORKER_METRICS_PORT: sharedEnvFields.WORKER_METRICS_PORT,
   WORKER_METRICS_HOST: sharedEnvFields.WORKER_METRICS_HOST,
+  ...tracingEnvFields,
 });
 
 export interface WorkerConfig extends TemporalConnectionConfig {
@@ -59,6 +62,8 @@ export interface WorkerConfig extends TemporalConnectionConfig {
   health: { port: number; host: string } | null;
   /** Where Prometheus scrapes `/metrics` (worker/metrics.ts); null: not served. */
   metrics: { port: number; host: string } | null;
+  /** Where the worker's spans go (ADR 0013); null: tracing off, no interceptors. */
+  tracing: TracingConfig | null;
 }
 
 /**
@@ -113,5 +118,6 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
       parsed.data.WORKER_METRICS_PORT === undefined
         ? null
         : { port: parsed.data.WORKER_METRICS_PORT, host: parsed.data.WORKER_METRICS_HOST },
+    tracing: tracingConfigFrom(parsed.data, WORKER_SERVICE_NAME),
   };
 }

@@ -13,6 +13,9 @@ import { createWorkerLog, printFatal, routeConsoleTo } from './logging';
 import { prometheusEndpoint } from './metrics';
 import { installRuntime } from './runtime';
 import { createPlanWorker } from './worker';
+import type { TracingConfig } from '../config/tracing';
+import type { Tracing } from '../lib/tracing';
+import type * as TracingLib from '../lib/tracing';
 
 /**
  * Runs the plan worker until SIGINT/SIGTERM. Temporal's runtime catches those signals and drains the worker,
@@ -41,6 +44,7 @@ export async function runWorker(
         | 'metrics'
         | 'temporalTls'
         | 'temporalApiKey'
+        | 'tracing'
       >
     > & {
       /** Found already by the caller (`npm start` checks first); otherwise detected here. */
@@ -68,6 +72,7 @@ export async function runWorker(
     temporalApiKey: config.temporalApiKey ?? null,
   };
   const connection = await NativeConnection.connect(temporalConnectionOptions(temporal));
+  const tracing = config.tracing ? startWorkerTracing(config.tracing) : undefined;
   try {
     const taskQueue = config.taskQueue ?? TASK_QUEUE;
     const actors = createActorRegistry({ model: config.model });
@@ -81,6 +86,7 @@ export async function runWorker(
       isolation,
       maxCachedWorkflows: config.maxCachedWorkflows,
       shutdownGraceSeconds: config.shutdownGraceSeconds,
+      ...(tracing ? { tracing } : {}),
     });
     // Listening before the polling line: whoever waits for that line can probe at once.
     const health = config.health
@@ -105,10 +111,20 @@ export async function runWorker(
     }
     log.info('worker: stopped');
   } finally {
+    await tracing?.shutdown(); // the spans of the last tasks, before the process exits
     await connection.close();
     await disconnectSharedPrismaClients();
     restoreConsole();
   }
+}
+
+/** OTLP/HTTP export of the worker's spans (ADR 0013); the SDK is loaded only here. */
+function startWorkerTracing(config: TracingConfig): Tracing {
+  // Console lines go through the worker's log (routeConsoleTo).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- tracing off loads no OpenTelemetry SDK
+  const { otlpTraceExporter, startTracing } = require('../lib/tracing') as typeof TracingLib;
+  console.log(`worker: tracing to ${config.tracesUrl} as ${config.serviceName}`);
+  return startTracing({ serviceName: config.serviceName, exporter: otlpTraceExporter(config.tracesUrl) });
 }
 
 if (require.main === module) {

@@ -5,6 +5,8 @@ import { DEFAULT_SHUTDOWN_GRACE_SECONDS } from './config';
 import type { ActivityDependencies, PlanActivities } from '../activities';
 import { defaultMaxCachedWorkflows } from '../config/worker-memory';
 import { TASK_QUEUE } from '../domain/ids';
+import type { Tracing } from '../lib/tracing';
+import type * as WorkerTracing from './tracing';
 
 export interface PlanWorkerOptions extends ActivityDependencies {
   connection: NativeConnection;
@@ -24,6 +26,12 @@ export interface PlanWorkerOptions extends ActivityDependencies {
   shutdownGraceSeconds?: number;
   /** A prebuilt bundle (tests reuse one); otherwise the workflows are bundled from source. */
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /**
+   * Tracing on (ADR 0013): OpenTelemetry interceptors on activities and workflows, and workflow spans exported
+   * through a sink. A prebuilt `workflowBundle` must then include TRACING_WORKFLOW_MODULES (worker/tracing.ts).
+   * Absent: no interceptor at all.
+   */
+  tracing?: Tracing;
 }
 
 export const WORKFLOWS_PATH = require.resolve('../workflows');
@@ -37,6 +45,7 @@ export async function createPlanWorker(options: PlanWorkerOptions): Promise<Work
     workflowBundle,
     maxCachedWorkflows,
     shutdownGraceSeconds,
+    tracing,
     ...dependencies
   } = options;
   return Worker.create({
@@ -50,5 +59,7 @@ export async function createPlanWorker(options: PlanWorkerOptions): Promise<Work
     maxCachedWorkflows: maxCachedWorkflows ?? defaultMaxCachedWorkflows(),
     shutdownGraceTime: `${shutdownGraceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS} seconds`,
     ...(workflowBundle ? { workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when tracing is on
+    ...(tracing ? (require('./tracing') as typeof WorkerTracing).tracingWorkerOptions(tracing) : {}),
   });
 }

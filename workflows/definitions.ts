@@ -136,5 +136,10 @@ export const SEARCH_ATTRIBUTE_DEFINITIONS: ReadonlyArray<{ name: string; type: '
 /** The memo key holding the plan's human name, shown in the Web UI. */
 export const PLAN_NAME_MEMO = 'planName';
 
-export { ERROR_TYPES, NON_RETRYABLE_ERROR_TYPES } from '../domain/errors';
-export type { ErrorType } from '../domain/errors';
+/**
+ * The memo keys holding the plan's trace (ADR 0013), set at start when the client traces: the OpenTelemetry trace id
+ * (`plan show` reads it from the workflow's description, so it needs no column in the database) and the id of its
+ * root span, `plan.use`, under which later commands on the plan join the same trace.
+ */
+export const PLAN_TRACE_ID_MEMO = 'traceId';
+export const PLAN_TRACE_SPAN_MEMO = 'traceSpanId';

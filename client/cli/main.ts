@@ -5,7 +5,7 @@ import { disconnectSharedPrismaClients } from '../../storage/prisma';
 import { EXIT_CODES, PlanClientError } from '../errors';
 import { registerActionCommands } from './action';
 import { createCliRuntime } from './runtime';
-import type { CliIo } from './runtime';
+import type { CliIo, CliOptions, CliRuntime } from './runtime';
 import { registerInvariantCommands } from './invariant';
 import { registerPlanCommands } from './plan';
 import { registerProfileCommands } from './profile';
@@ -34,12 +34,11 @@ async function askOnTerminal(question: string): Promise<boolean> {
  * Builds the `agents` program: one file per noun, all sharing one context. Subcommands inherit exitOverride and
  * the output streams, so a usage mistake anywhere exits 2 instead of calling process.exit.
  */
-export function buildProgram(io: CliIo): Command {
+export function buildProgram(io: CliIo, cli: CliRuntime = createCliRuntime(io)): Command {
   const program = new Command('agents')
     .description('Drive CleverAgents plans: Strategize -> Execute -> Apply -> Applied, on Temporal.')
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride();
-  const cli = createCliRuntime(io);
   registerPlanCommands(program, cli);
   registerActionCommands(program, cli);
   registerProjectCommands(program, cli);
@@ -49,8 +48,13 @@ export function buildProgram(io: CliIo): Command {
 }
 
 /** Runs the CLI and returns its exit code; never throws. */
-export async function runCli(argv: readonly string[], io: CliIo = defaultIo()): Promise<number> {
-  const program = buildProgram(io);
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo = defaultIo(),
+  options: CliOptions = {},
+): Promise<number> {
+  const cli = createCliRuntime(io, options);
+  const program = buildProgram(io, cli);
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT_CODES.ok;
@@ -74,6 +78,10 @@ export async function runCli(argv: readonly string[], io: CliIo = defaultIo()): 
     }
     io.stderr(`error: ${err instanceof Error ? err.message : String(err)}\n`);
     return EXIT_CODES.failure;
+  } finally {
+    // Before the process exits, not in the background: spans still batched would be lost. A collector that does not
+    // answer costs the exporter's timeout (OTEL_EXPORTER_OTLP_TIMEOUT), never the command's result.
+    await cli.finish().catch(() => undefined);
   }
 }
 

@@ -7,6 +7,9 @@ import type { AutomationLevel } from '../../domain/lifecycle';
 import { openStores } from '../catalog';
 import type { Stores } from '../catalog';
 import { loadClientConfig } from '../config';
+import type { ClientConfig } from '../config';
+import type { Tracing } from '../../lib/tracing';
+import type * as TracingLib from '../../lib/tracing';
 import type { PlanClient } from '../plans';
 import type * as Plans from '../plans';
 import { OUTPUT_FORMATS, renderDocument, renderRows } from '../render/format';
@@ -50,10 +53,34 @@ export interface CliRuntime {
   withPlans<T>(run: (client: PlanClient) => Promise<T>): Promise<T>;
   /** Reads and catalog commands need only the database, not the Temporal server. */
   withStores<T>(run: (stores: Stores) => Promise<T>): Promise<T>;
+  /** Sends the command's spans (ADR 0013) before the process exits; nothing to do when tracing is off. */
+  finish(): Promise<void>;
 }
 
-export function createCliRuntime(io: CliIo): CliRuntime {
+export interface CliOptions {
+  /**
+   * The tracer to use instead of the one OTEL_EXPORTER_OTLP_* would make (tests pass one with an in-memory
+   * exporter). Its owner shuts it down: `finish` only flushes it.
+   */
+  tracing?: Tracing;
+}
+
+export function createCliRuntime(io: CliIo, options: CliOptions = {}): CliRuntime {
   const color = io.isTty && io.env.NO_COLOR === undefined;
+  // Started by the first command that talks to Temporal, when tracing is configured; shut down by finish().
+  let ownTracing: Tracing | undefined;
+  const tracingFor = (config: ClientConfig): Tracing | undefined => {
+    if (options.tracing !== undefined || config.tracing === null) return options.tracing;
+    if (ownTracing === undefined) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the SDK loads only when tracing is on
+      const { otlpTraceExporter, startTracing } = require('../../lib/tracing') as typeof TracingLib;
+      ownTracing = startTracing({
+        serviceName: config.tracing.serviceName,
+        exporter: otlpTraceExporter(config.tracing.tracesUrl),
+      });
+    }
+    return ownTracing;
+  };
   const print = (text: string) => io.stdout(text.endsWith('\n') ? text : `${text}\n`);
   const colors = pc.createColors(color);
   return {
@@ -79,7 +106,11 @@ export function createCliRuntime(io: CliIo): CliRuntime {
       // second to load, and commands that read only the database never need them.
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS project loads lazily by require
       const { connectPlanClient } = require('../plans') as typeof Plans;
-      const connected = await connectPlanClient(config, { taskQueue: config.taskQueue });
+      const tracer = tracingFor(config)?.tracer;
+      const connected = await connectPlanClient(config, {
+        taskQueue: config.taskQueue,
+        ...(tracer === undefined ? {} : { tracer }),
+      });
       try {
         return await run(connected.client);
       } finally {
@@ -88,6 +119,11 @@ export function createCliRuntime(io: CliIo): CliRuntime {
     },
     async withStores(run) {
       return run(openStores(loadClientConfig(io.env)));
+    },
+    async finish() {
+      // A CLI process lives for one command: whatever the batch holds is sent now or never.
+      if (ownTracing !== undefined) await ownTracing.shutdown();
+      else await options.tracing?.flush();
     },
   };
 }

@@ -62,15 +62,19 @@ function automationProfileCliValue(
  *  5. strategy_actor, execution_actor, estimation_actor, invariant_actor (each if set)
  *  6. arguments (if non-empty, in arguments_order), invariants (if non-empty; by precedence PLAN > ACTION >
  *     PROJECT > GLOBAL, insertion order within a scope; each {text, scope, source_name (if set)})
- *  7. changeset_id, sandbox_refs (if non-empty), validation_summary, decision_root_id (each if set)
+ *  7. changeset_id, sandbox_refs (if non-empty), validation_summary, decision_root_id, [trace_id] (each if set)
  *  8. error_type, error_message, error_details (if set), errored_at (all only when the plan has an error)
  *  9. tags (if non-empty)
  * 10. created_at, updated_at
  * 11. parent_plan_id, root_plan_id (each if set), depth (if > 0), child_plan_ids (if non-empty)
  * `awaiting_approval` is not a seed field: it is live workflow state (a gate is waiting for `plan advance`). It is
- * shown right after `state`, which it qualifies, and only when true.
+ * shown right after `state`, which it qualifies, and only when true. `trace_id` is not one either: the OpenTelemetry
+ * trace of the plan's run (ADR 0013, from the workflow's memo), shown with the other places the run can be inspected,
+ * and only for a plan started with tracing on: an untraced plan has no trace to name.
  */
-export function asCliDict(plan: PlanFields & { awaitingApproval?: boolean }): Record<string, unknown> {
+export function asCliDict(
+  plan: PlanFields & { awaitingApproval?: boolean; traceId?: string | null },
+): Record<string, unknown> {
   const dict: Record<string, unknown> = {};
   // 1. identity
   dict.plan_id = plan.planId;
@@ -115,6 +119,7 @@ export function asCliDict(plan: PlanFields & { awaitingApproval?: boolean }): Re
   if (plan.sandboxRefs.length > 0) dict.sandbox_refs = [...plan.sandboxRefs];
   if (plan.validationSummary !== null) dict.validation_summary = plan.validationSummary;
   if (plan.decisionRootId !== null) dict.decision_root_id = plan.decisionRootId;
+  if (plan.traceId !== undefined && plan.traceId !== null) dict.trace_id = plan.traceId;
   // 8. error
   if (plan.error !== null) {
     dict.error_type = plan.error.type;

@@ -33,3 +33,11 @@ it('loads them for a command that talks to Temporal', () => {
   const loaded = modulesLoadedBy("require('./client/plans.ts')");
   expect(loaded.some((m) => m.includes('node_modules/@temporalio/client/'))).toBe(true);
 });
+
+it('loads no OpenTelemetry where tracing is off, in the CLI or the worker (ADR 0013)', () => {
+  const loaded = modulesLoadedBy("require('./client/plans.ts'); require('./worker/worker.ts')");
+  expect(loaded.some((m) => m.includes('node_modules/@temporalio/worker/'))).toBe(true);
+  expect(
+    loaded.filter((m) => /@opentelemetry\/|interceptors-opentelemetry|lib\/tracing\.ts/.test(m)),
+  ).toEqual([]);
+});

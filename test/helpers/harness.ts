@@ -19,6 +19,8 @@ import { loadBuiltInActions } from '../../client/catalog';
 import { disconnectSharedPrismaClients, sharedPrismaClient } from '../../storage/prisma';
 import type { CatalogStore, PlanStore } from '../../storage/types';
 import { WORKFLOWS_PATH, createPlanWorker } from '../../worker/worker';
+import { TRACING_WORKFLOW_MODULES } from '../../worker/tracing';
+import type { Tracing } from '../../lib/tracing';
 import { createActorRegistry } from '../../actors';
 import type { ActorRegistry } from '../../actors';
 import type { ContextFileStore } from '../../storage/context-files';
@@ -67,10 +69,31 @@ export interface Harness {
 }
 
 let cachedBundle: WorkflowBundleWithSourceMap | undefined;
+let cachedTracedBundle: WorkflowBundleWithSourceMap | undefined;
 
 export async function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   cachedBundle ??= await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
   return cachedBundle;
+}
+
+/** The workflows as a worker with tracing on bundles them: with the OpenTelemetry workflow interceptors. */
+export async function tracedWorkflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  cachedTracedBundle ??= await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    workflowInterceptorModules: [...TRACING_WORKFLOW_MODULES],
+    logger: quietLogger,
+  });
+  return cachedTracedBundle;
+}
+
+export interface HarnessOptions {
+  commandTimeoutMs?: number;
+  /**
+   * Tracing on (ADR 0013): the workers get the interceptors and the traced bundle, the in-process CLI the client
+   * interceptor; each exports to its own tracer (the caller makes them, e.g. on one in-memory exporter, and shuts
+   * them down). `h.client` stays untraced. Left out: no interceptors anywhere, as for every other test.
+   */
+  tracing?: { worker: Tracing; cli: Tracing };
 }
 
 /** For bundling in tests: webpack's progress is noise, its errors are not. */
@@ -83,7 +106,7 @@ export const quietLogger = {
   error: (message: string) => console.error(message),
 };
 
-export async function createHarness(options: { commandTimeoutMs?: number } = {}): Promise<Harness> {
+export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(path.join(tmpdir(), 'agents-test-'));
   const databaseUrl = await createTestDatabase(dir);
   // The CLI run in process below uses this same client (one per database per process, see storage/prisma).
@@ -102,7 +125,7 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
     taskQueue,
     commandTimeoutMs: options.commandTimeoutMs ?? 20_000,
   });
-  const bundle = await workflowBundle();
+  const bundle = options.tracing === undefined ? await workflowBundle() : await tracedWorkflowBundle();
 
   const sandboxDir = path.join(dir, 'sandboxes');
   const dependencies = {
@@ -123,6 +146,7 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
       // as before the grace period existed (test/provisioning/worker-process.test.ts tests the grace itself).
       shutdownGraceSeconds: 0,
       ...(overrides ? { activityOverrides: overrides } : {}),
+      ...(options.tracing === undefined ? {} : { tracing: options.tracing.worker }),
     });
 
   const runInProcess = async (
@@ -131,19 +155,23 @@ export async function createHarness(options: { commandTimeoutMs?: number } = {})
   ): Promise<CliResult> => {
     let stdout = '';
     let stderr = '';
-    const code = await runCli(argv, {
-      stdout: (t) => (stdout += t),
-      stderr: (t) => (stderr += t),
-      env: {
-        TEMPORAL_ADDRESS: env.address,
-        TEMPORAL_NAMESPACE: env.namespace ?? 'default',
-        DATABASE_URL: databaseUrl,
-        TEMPORAL_TASK_QUEUE: taskQueue,
-        AGENTS_USER: 'tester',
+    const code = await runCli(
+      argv,
+      {
+        stdout: (t) => (stdout += t),
+        stderr: (t) => (stderr += t),
+        env: {
+          TEMPORAL_ADDRESS: env.address,
+          TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+          DATABASE_URL: databaseUrl,
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          AGENTS_USER: 'tester',
+        },
+        isTty: false,
+        ...(confirm === undefined ? {} : { confirm }),
       },
-      isTty: false,
-      ...(confirm === undefined ? {} : { confirm }),
-    });
+      options.tracing === undefined ? {} : { tracing: options.tracing.cli },
+    );
     return { code, stdout, stderr };
   };
 

@@ -20,6 +20,7 @@ describe('loadConfig', () => {
       sandboxCpuSeconds: 600,
       maxCachedWorkflows: 250,
       model: null,
+      tracing: null,
     });
   });
 

@@ -27,6 +27,7 @@ describe('worker and client configuration', () => {
       health: null,
       metrics: null,
       shutdownGraceSeconds: 25,
+      tracing: null,
     });
     expect(loadClientConfig({})).toEqual({
       temporalAddress: '127.0.0.1:7233',
@@ -35,7 +36,35 @@ describe('worker and client configuration', () => {
       namespace: 'default',
       taskQueue: 'cleveragents-plans',
       databaseUrl: undefined,
+      tracing: null,
     });
+  });
+
+  it('traces only where an OTLP endpoint is set, each process under its own service name', () => {
+    // The base endpoint gets the traces path (a trailing slash or not); the traces endpoint is taken as given.
+    expect(loadWorkerConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing).toEqual({
+      tracesUrl: 'http://collector:4318/v1/traces',
+      serviceName: 'cleveragents-worker',
+    });
+    expect(loadClientConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example.com' }).tracing).toEqual({
+      tracesUrl: 'https://otel.example.com/v1/traces',
+      serviceName: 'cleveragents-cli',
+    });
+    expect(
+      loadClientConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:4318/custom',
+        OTEL_SERVICE_NAME: 'ci-agents',
+      }).tracing,
+    ).toEqual({ tracesUrl: 'http://traces:4318/custom', serviceName: 'ci-agents' });
+    // Empty counts as unset: off.
+    expect(loadWorkerConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_SERVICE_NAME: 'x' }).tracing).toBeNull();
+    expect(() => loadWorkerConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT: must be an http\(s\) URL .*\(got "collector:4318"\)/,
+    );
+    expect(() => loadClientConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' })).toThrow(
+      /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: must be an http\(s\) URL/,
+    );
   });
 
   it('resolves SANDBOX_DIR from the repository root and reads the model endpoint', () => {

@@ -10,6 +10,7 @@ export const CHILD_ID = '01KB0F5ZQ3S5G9X2N6W8Y4T7RD';
 export const DECISION_ID = '01KB0F5ZQ3S5G9X2N6W8Y4T7RE';
 export const CREATED_AT = '2026-11-30T00:00:00.000Z';
 export const UPDATED_AT = '2026-11-30T00:05:00.000Z';
+export const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 
 /** local/code-review as actions/local-code-review.yaml defines it, with actors and a default profile added. */
 export function codeReviewAction(patch: Partial<Action> = {}): Action {
@@ -86,8 +87,8 @@ export function minimalPlan(): PlanFields {
   };
 }
 
-/** A plan with every field set (and awaiting approval). */
-export function fullPlan(): PlanFields & { awaitingApproval: boolean } {
+/** A plan with every field set (awaiting approval, started with tracing on). */
+export function fullPlan(): PlanFields & { awaitingApproval: boolean; traceId: string | null } {
   return {
     ...minimalPlan(),
     description: 'tidy up',
@@ -125,6 +126,7 @@ export function fullPlan(): PlanFields & { awaitingApproval: boolean } {
     phase: 'APPLY',
     state: 'ERRORED',
     awaitingApproval: true,
+    traceId: TRACE_ID,
     changesetId: 'cs-1',
     sandboxRefs: ['sandbox-1', 'sandbox-2'],
     validationSummary: '3 checks passed',

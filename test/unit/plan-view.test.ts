@@ -9,6 +9,7 @@ import {
   PARENT_ID,
   PLAN_ID,
   ROOT_ID,
+  TRACE_ID,
   UPDATED_AT,
   fullPlan,
   minimalPlan,
@@ -74,6 +75,7 @@ describe('asCliDict golden documents', () => {
       'sandbox_refs',
       'validation_summary',
       'decision_root_id',
+      'trace_id',
       // 8
       'error_type',
       'error_message',
@@ -127,6 +129,7 @@ describe('asCliDict golden documents', () => {
       sandbox_refs: ['sandbox-1', 'sandbox-2'],
       validation_summary: '3 checks passed',
       decision_root_id: DECISION_ID,
+      trace_id: TRACE_ID,
       error_type: 'PhaseFailed',
       error_message: 'boom',
       error_details: 'stack',
@@ -164,7 +167,7 @@ describe('asCliDict omission rules', () => {
   const full = fullPlan();
   const allKeys = Object.keys(asCliDict(full));
 
-  it.each<[string, Partial<PlanFields & { awaitingApproval: boolean }>, string[]]>([
+  it.each<[string, Partial<PlanFields & { awaitingApproval: boolean; traceId: string | null }>, string[]]>([
     ['awaiting_approval when false', { awaitingApproval: false }, ['awaiting_approval']],
     ['definition_of_done when null', { definitionOfDone: null }, ['definition_of_done']],
     [
@@ -186,6 +189,7 @@ describe('asCliDict omission rules', () => {
     ['sandbox_refs when empty', { sandboxRefs: [] }, ['sandbox_refs']],
     ['validation_summary when null', { validationSummary: null }, ['validation_summary']],
     ['decision_root_id when null', { decisionRootId: null }, ['decision_root_id']],
+    ['trace_id when the plan was started untraced', { traceId: null }, ['trace_id']],
     [
       'all error fields when no error',
       { error: null },
@@ -206,9 +210,10 @@ describe('asCliDict omission rules', () => {
     expect(keys).toEqual(allKeys.filter((k) => !omitted.includes(k)));
   });
 
-  it('omits awaiting_approval when the field is absent (a stored record)', () => {
-    const { awaitingApproval: _unused, ...record } = full;
+  it('omits awaiting_approval and trace_id when the fields are absent (a stored record)', () => {
+    const { awaitingApproval: _unused, traceId: _untraced, ...record } = full;
     expect(Object.keys(asCliDict(record))).not.toContain('awaiting_approval');
+    expect(Object.keys(asCliDict(record))).not.toContain('trace_id');
   });
 
   it('always shows description, projects and automation_level, even when description is empty', () => {

@@ -6,8 +6,11 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { DeterminismViolationError } from '@temporalio/workflow';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
-import { quietLogger, workflowBundle } from '../helpers/harness';
+import { startTracing } from '../../lib/tracing';
+import { tracingWorkerOptions } from '../../worker/tracing';
+import { quietLogger, tracedWorkflowBundle, workflowBundle } from '../helpers/harness';
 
 const HISTORY_DIR = path.join(__dirname, '..', 'histories');
 const histories = readdirSync(HISTORY_DIR)
@@ -57,6 +60,25 @@ it('replays every checked-in history with the current workflow code', async () =
     results.push({ workflowId: result.workflowId, error: result.error });
   }
   expect(results).toEqual(histories.map((workflowId) => ({ workflowId, error: undefined })));
+});
+
+it('replays every checked-in history on a worker with tracing on, exporting nothing', async () => {
+  // The histories were recorded without interceptors, as every plan started while tracing was off is. A worker
+  // with tracing on must replay them to the same commands: the interceptors add spans, never commands, and the
+  // SDK flags gate the instrumentation a history did not see (ADR 0013).
+  const exporter = new InMemorySpanExporter();
+  const tracing = startTracing({ serviceName: 'replay', exporter });
+  const results: Array<{ workflowId: string; error: unknown }> = [];
+  for await (const result of Worker.runReplayHistories(
+    { workflowBundle: await tracedWorkflowBundle(), ...tracingWorkerOptions(tracing) },
+    historyIterable(),
+  )) {
+    results.push({ workflowId: result.workflowId, error: result.error });
+  }
+  expect(results).toEqual(histories.map((workflowId) => ({ workflowId, error: undefined })));
+  // Spans are exported when the work happens, never again when a history is replayed.
+  await tracing.shutdown();
+  expect(exporter.getFinishedSpans()).toEqual([]);
 });
 
 it('fails to replay them with a deliberately altered workflow', async () => {
