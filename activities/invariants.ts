@@ -5,6 +5,7 @@
  * may only acknowledge what it cannot judge.
  */
 import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import { checkInvariantRule } from '../actors/invariant-rules';
 import type { ActorRegistry } from '../actors/registry';
 import type { ChangeSummary, InvariantVerdict } from '../actors/types';
@@ -12,9 +13,12 @@ import { invariantEnforcedDecision } from '../domain/decision';
 import type { DecisionEntry } from '../domain/decision-log';
 import { enforcedInvariants } from '../domain/invariant';
 import { describeRule } from '../domain/invariant-rule';
+import type { Changeset } from '../domain/changeset';
 import type { PlanInvariant } from '../domain/plan';
 import type { Workspace } from '../domain/project-link';
+import { ignoreList } from '../domain/ignore';
 import type { Isolation } from '../sandbox/isolation';
+import { restoreSandbox, restoredSandboxDir } from '../sandbox/restore';
 import type { ChangesetStore } from '../storage/changesets';
 import type { ContextFileStore } from '../storage/context-files';
 import type { InvariantStore } from '../storage/invariants';
@@ -29,16 +33,15 @@ export interface InvariantCheckDependencies {
   actors: ActorRegistry;
   /** How the worker runs commands (a rule's `command`), found at its start. */
   isolation: Isolation;
+  /** This worker's sandbox directory: where it rebuilds a sandbox another worker's Execute made. */
+  sandboxDir: string;
 }
 
-/** A sandbox still there (Apply removes them), or null: a command rule can only run where one exists. */
-async function existingDirectory(dir: string | null): Promise<string | null> {
-  if (dir === null) return null;
-  const isDirectory = await stat(dir).then(
+async function isDirectory(dir: string): Promise<boolean> {
+  return stat(dir).then(
     (s) => s.isDirectory(),
     () => false,
   );
-  return isDirectory ? dir : null;
 }
 
 export function createInvariantActivities(deps: InvariantCheckDependencies) {
@@ -56,12 +59,41 @@ export function createInvariantActivities(deps: InvariantCheckDependencies) {
           path: c.path,
           fromPath: c.fromPath,
         })) ?? null;
-      const workspaces: Workspace[] = [];
-      for (const project of changeset?.projects ?? []) {
-        workspaces.push({ ...project, sandbox: await existingDirectory(project.sandbox) });
-      }
       const phase = input.phase === 'APPLIED' ? 'APPLY' : input.phase;
       return withProgress(phase, async (report, signal) => {
+        // A command rule runs in the sandbox Execute left. Execute may have run on another worker (a fleet shares
+        // one task queue): then the sandbox is rebuilt here from the project and the stored changeset. After
+        // Apply there is none anywhere (Apply removes them), and none is rebuilt: the project itself is the result.
+        const workspaces: Workspace[] = [];
+        let full: Changeset | null = null;
+        for (const project of changeset?.projects ?? []) {
+          let sandbox = project.sandbox;
+          if (sandbox !== null && !(await isDirectory(sandbox))) {
+            sandbox = null;
+            if (changeset !== null && input.phase === 'EXECUTE') {
+              report(`rebuilding the sandbox of ${project.projectName} on this worker`);
+              full ??= await changesets.get(changeset.changesetId);
+              const restored =
+                full === null
+                  ? { dir: null, reason: `changeset ${changeset.changesetId} is gone` }
+                  : await restoreSandbox({
+                      changeset: full,
+                      projectName: project.projectName,
+                      dest: restoredSandboxDir(
+                        deps.sandboxDir,
+                        spec.planId,
+                        changeset.changesetId,
+                        path.basename(project.sandbox as string),
+                      ),
+                      ignore: ignoreList(spec.execution.ignore),
+                      at: new Date().toISOString(),
+                    });
+              if (restored.dir === null) report(restored.reason);
+              sandbox = restored.dir;
+            }
+          }
+          workspaces.push({ ...project, sandbox });
+        }
         const call = await actorCall(deps.contextFiles, {
           spec,
           phase,

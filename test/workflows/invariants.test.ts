@@ -336,4 +336,45 @@ describe('enforcement', () => {
       await h.client.cancel(planId);
     });
   });
+
+  it('runs a command rule on a worker that did not run Execute, in a sandbox rebuilt from the changeset', async () => {
+    const planId = await h.withWorker(async () => {
+      const id = await newPlan('REVIEW_BEFORE_APPLY');
+      expect(await h.client.waitForInput(id)).toMatchObject({ phase: 'EXECUTE', awaitingApproval: true });
+      return id;
+    });
+    // Another worker, with none of this one's disk: Execute's copy is gone, the changeset is in the database.
+    rmSync(path.join(h.sandboxDir, planId), { recursive: true, force: true });
+    const absent = await addInvariant(
+      'No greeting yet',
+      '--plan',
+      planId,
+      '--rule',
+      '{command: "test ! -f GREETING.md"}',
+    );
+    await h.withWorker(async () => {
+      // Without a sandbox the rule could only wait; rebuilt, it sees the file Execute created and fails.
+      const advance = await h.cli('plan', 'advance', planId, '--yes');
+      expect(advance.code).toBe(4);
+      expect(advance.stderr).toMatch(
+        /"No greeting yet" \(PLAN\): `test ! -f GREETING\.md` exited with code 1/,
+      );
+      expect(existsSync(path.join(h.projectDir, 'demo', 'GREETING.md'))).toBe(false);
+
+      expect((await h.cli('invariant', 'remove', absent)).code).toBe(0);
+      await addInvariant(
+        'The greeting is there',
+        '--plan',
+        planId,
+        '--rule',
+        '{command: "test -f GREETING.md"}',
+      );
+      expect((await h.cli('plan', 'retry', planId)).code).toBe(0);
+      await h.env.client.workflow.getHandle(planWorkflowId(planId)).result();
+    });
+    expect(await h.plans.getPlan(planId)).toMatchObject({ phase: 'APPLIED', state: 'COMPLETE' });
+    expect(existsSync(path.join(h.projectDir, 'demo', 'GREETING.md'))).toBe(true);
+    // Apply removed the rebuilt sandbox with the plan's others.
+    expect(existsSync(path.join(h.sandboxDir, planId))).toBe(false);
+  });
 });
