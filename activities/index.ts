@@ -9,7 +9,7 @@ import type { DecisionDraft } from '../domain/decision';
 import type { PlanSpec } from '../domain/plan';
 import type { ByPlanRef, RunPhaseInput, RunPhaseResult } from './contracts';
 import { contextsByReference } from './contexts';
-import { guardActivities } from './failures';
+import { guardActivities, withAttemptLimit } from './failures';
 import { createInvariantActivities } from './invariants';
 import { runBuiltinPhase } from './phases';
 import { createRecordingActivities } from './recording';
@@ -32,18 +32,17 @@ export function createActivities(deps: ActivityDependencies) {
    * The activity as the workflow calls it: the plan named by a PlanRef and its spec found before the work starts;
    * the decisions' contexts stored before they are returned, so only their references travel.
    */
-  const phaseActivity =
-    <I extends { spec: PlanSpec }, R extends { decisions: DecisionDraft[] }>(
-      activity: (input: I) => Promise<R>,
-    ) =>
-    async (input: ByPlanRef<I>): Promise<R> => {
+  const phaseActivity = <I extends { spec: PlanSpec }, R extends { decisions: DecisionDraft[] }>(
+    activity: (input: I) => Promise<R>,
+  ) =>
+    withAttemptLimit(async (input: ByPlanRef<I>): Promise<R> => {
       const spec = await specOf(input);
       const result = await activity({ ...input, spec } as I);
       return {
         ...result,
         decisions: await contextsByReference(deps.decisions, spec.planId, result.decisions),
       };
-    };
+    });
   return guardActivities({
     ...createRecordingActivities(deps),
     checkInvariants: phaseActivity(checkInvariants),

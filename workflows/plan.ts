@@ -25,6 +25,18 @@ import { PlanRun, ROOT_SEQ, WORK_PHASES, describeFailure, isPhaseFailure, now } 
 import type { PhaseOutcome, PhaseWork } from './plan-run';
 
 /**
+ * No limit on attempts: an unreachable database (StorageUnavailable) is retried until it answers, every 30 seconds at
+ * most, so an outage only delays plans. The activities themselves give up on any other failure after their third
+ * attempt (activities/failures.ts PHASE_ATTEMPTS). Only the retry policy changed from the earlier `maximumAttempts:
+ * 3`; a policy is not part of what replay compares, so histories from before replay unchanged.
+ */
+const PHASE_RETRY = {
+  initialInterval: '1 second',
+  maximumInterval: '30 seconds',
+  nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+};
+
+/**
  * The actors' phase work. Heartbeats carry the current step (`agents plan watch`, the Web UI) and let Temporal
  * notice a dead worker within a minute; the 6-hour start-to-close timeout is only a backstop. Failures of the work
  * itself come back as results (so their decisions are recorded); what is thrown is infrastructure, retried a few
@@ -34,11 +46,7 @@ const phaseActivities = proxyActivities<PlanActivities>({
   // Generous: a step may run for an hour and be retried (auto-debug); the heartbeat, not this, finds dead workers.
   startToCloseTimeout: '6 hours',
   heartbeatTimeout: '1 minute',
-  retry: {
-    initialInterval: '1 second',
-    maximumAttempts: 3,
-    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
-  },
+  retry: PHASE_RETRY,
 });
 const { strategize, execute, apply } = phaseActivities;
 
@@ -50,11 +58,7 @@ const { strategize, execute, apply } = phaseActivities;
  */
 const { checkInvariants: checkLocally } = proxyLocalActivities<PlanActivities>({
   startToCloseTimeout: '10 minutes',
-  retry: {
-    initialInterval: '1 second',
-    maximumAttempts: 3,
-    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
-  },
+  retry: PHASE_RETRY,
 });
 
 /**

@@ -6,7 +6,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { ModelHttpError, ModelOutputError } from '../../actors/model';
 import { UnknownActorError } from '../../actors/types';
-import { guardActivities, toFailure } from '../../activities/failures';
+import { CancelledFailure } from '@temporalio/common';
+import { PHASE_ATTEMPTS, giveUpAfterAttempts, guardActivities, toFailure } from '../../activities/failures';
 import { ERROR_TYPES, NON_RETRYABLE_ERROR_TYPES } from '../../domain/errors';
 import type { ErrorType } from '../../domain/errors';
 import {
@@ -67,6 +68,29 @@ const TABLE: Array<[string, () => unknown, Expected]> = [
   ['ModelHttpError 503', () => new ModelHttpError('the endpoint answered 503', 503, ''), 'unchanged'],
   ['ModelHttpError 429', () => new ModelHttpError('the endpoint answered 429', 429, ''), 'unchanged'],
   ['a busy SQLite database', sqliteBusy, { type: ERROR_TYPES.StorageUnavailable, nonRetryable: false }],
+  [
+    'PostgreSQL going down (57P01)',
+    () =>
+      Object.assign(new Error('terminating connection due to administrator command'), {
+        code: 'P2010',
+        meta: { driverAdapterError: { cause: { originalCode: '57P01', kind: 'postgres' } } },
+      }),
+    { type: ERROR_TYPES.StorageUnavailable, nonRetryable: false },
+  ],
+  [
+    'PostgreSQL not reachable (P1001)',
+    () => Object.assign(new Error("Can't reach database server"), { code: 'P1001' }),
+    { type: ERROR_TYPES.StorageUnavailable, nonRetryable: false },
+  ],
+  [
+    'a PostgreSQL unique violation (not transient)',
+    () =>
+      Object.assign(new Error('Unique constraint failed'), {
+        code: 'P2002',
+        meta: { driverAdapterError: { cause: { originalCode: '23505', kind: 'UniqueConstraintViolation' } } },
+      }),
+    'unchanged',
+  ],
   [
     'an ApplicationFailure',
     () => ApplicationFailure.nonRetryable('already classified', ERROR_TYPES.ChangesetRefused),
@@ -144,5 +168,42 @@ describe('guardActivities', () => {
     expect(busy).toMatchObject({ type: ERROR_TYPES.StorageUnavailable, nonRetryable: false });
 
     await expect(guarded.plain()).rejects.toBe(plain);
+  });
+});
+
+describe('giveUpAfterAttempts (phase activities, whose retry policy has no limit)', () => {
+  const storage = () => toFailure(sqliteBusy()) as ApplicationFailure;
+
+  it('lets every failure retry before the last attempt', () => {
+    const plain = new Error('flaky');
+    for (let attempt = 1; attempt < PHASE_ATTEMPTS; attempt++) {
+      expect(giveUpAfterAttempts(plain, attempt)).toBe(plain);
+    }
+  });
+
+  it('gives up on anything but an unreachable database at the last attempt, keeping its type and message', () => {
+    const plain = giveUpAfterAttempts(new Error('flaky'), PHASE_ATTEMPTS) as ApplicationFailure;
+    expect(plain).toBeInstanceOf(ApplicationFailure);
+    expect(plain).toMatchObject({ nonRetryable: true, type: 'Error' });
+    expect(plain.message).toBe(`flaky (given up after ${PHASE_ATTEMPTS} attempts)`);
+    const retryable = ApplicationFailure.retryable('model said 503', ERROR_TYPES.ActorFailed);
+    expect(giveUpAfterAttempts(retryable, PHASE_ATTEMPTS + 4)).toMatchObject({
+      nonRetryable: true,
+      type: ERROR_TYPES.ActorFailed,
+      message: 'model said 503',
+    });
+  });
+
+  it('keeps retrying an unreachable database, however many attempts it took', () => {
+    const failure = storage();
+    expect(giveUpAfterAttempts(failure, 500)).toBe(failure);
+    expect(failure.nonRetryable).toBe(false);
+  });
+
+  it('passes a cancellation and an already non-retryable failure through unchanged', () => {
+    const cancelled = new CancelledFailure('the plan was cancelled');
+    expect(giveUpAfterAttempts(cancelled, 10)).toBe(cancelled);
+    const refused = ApplicationFailure.nonRetryable('refused', ERROR_TYPES.ChangesetRefused);
+    expect(giveUpAfterAttempts(refused, 10)).toBe(refused);
   });
 });
