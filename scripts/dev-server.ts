@@ -31,6 +31,8 @@ export interface DevServer {
   /** True when a server was already answering: then stop() leaves it alone, since we did not start it. */
   reused: boolean;
   stop(): Promise<void>;
+  /** Kills the server outright (SIGKILL), as a crash would; its state file keeps what it had committed. */
+  crash(): Promise<void>;
 }
 
 export class DevServerError extends Error {
@@ -79,7 +81,15 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     if ((await httpStatus(uiUrl, 2_000)) !== 200) {
       log(`Note: reusing the Temporal server at ${address}, but no Web UI answers at ${uiUrl}.`);
     }
-    return { address, uiUrl, reused: true, stop: async () => {} };
+    return {
+      address,
+      uiUrl,
+      reused: true,
+      stop: async () => {},
+      crash: async () => {
+        throw new DevServerError(`the Temporal server at ${address} was not started here; it is not killed`);
+      },
+    };
   }
 
   const server = spawnServer(opts, log);
@@ -97,7 +107,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     await server.stop();
     throw err;
   }
-  return { address, uiUrl, reused: false, stop: server.stop };
+  return { address, uiUrl, reused: false, stop: server.stop, crash: server.crash };
 }
 
 interface SpawnedServer {
@@ -106,6 +116,7 @@ interface SpawnedServer {
   hasExited(): boolean;
   outputTail(): string;
   stop(): Promise<void>;
+  crash(): Promise<void>;
 }
 
 function spawnServer(opts: DevServerOptions, log: (line: string) => void): SpawnedServer {
@@ -187,12 +198,20 @@ function spawnServer(opts: DevServerOptions, log: (line: string) => void): Spawn
     return stopping;
   };
 
+  const crash = async (): Promise<void> => {
+    stopRequested = true;
+    if (!exited && child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+    await exitedPromise;
+    process.off('exit', killOnExit);
+  };
+
   return {
     child,
     exited: exitedPromise,
     hasExited: () => exited,
     outputTail: () => tail.join('\n'),
     stop,
+    crash,
   };
 }
 

@@ -38,7 +38,11 @@ export const CLUSTER_USER = 'agents';
  * nothing here survives a machine crash anyway.
  */
 export async function startPostgresCluster(
-  options: { parentDir?: string; log?: (line: string) => void } = {},
+  options: {
+    /** Where its directory is made (default: the system's temp dir); as root, the postgres account must reach it. */
+    parentDir?: string;
+    log?: (line: string) => void;
+  } = {},
 ): Promise<PostgresCluster> {
   const reason = postgresUnavailableReason();
   if (reason !== null) throw new Error(`cannot start PostgreSQL: ${reason}`);

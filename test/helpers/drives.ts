@@ -4,10 +4,15 @@
  */
 import type { Harness } from './harness';
 
-/** Approves every gate until the plan finishes; `by` is who approves. */
-export async function approveToTheEnd(h: Harness, planId: string, by: string): Promise<void> {
+/** Approves every gate until the plan finishes; `by` is who approves. Waits up to `timeoutMs` at each step. */
+export async function approveToTheEnd(
+  h: Pick<Harness, 'client'>,
+  planId: string,
+  by: string,
+  timeoutMs?: number,
+): Promise<void> {
   for (;;) {
-    const view = await h.client.waitForInput(planId);
+    const view = await h.client.waitForInput(planId, timeoutMs);
     if (view.phase === 'APPLIED' || view.state === 'CANCELLED') return;
     if (!view.awaitingApproval) throw new Error(`plan ${planId} needs a person: ${view.phase} ${view.state}`);
     await h.client.advance(planId, { by, reason: `approve ${view.phase}`, expectedPhase: view.phase });

@@ -45,9 +45,14 @@ function onlyChild(pid: number): number {
   return Number(children[0]);
 }
 
+/** What a worker process is pointed at: a harness, or any server, task queue and database. */
+export type WorkerTarget = Pick<Harness, 'taskQueue' | 'databaseUrl' | 'sandboxDir'> & {
+  env: { address: string; namespace?: string | undefined };
+};
+
 /** Starts the worker and waits until it polls; `env` is added to the environment it is given. */
 export async function startWorkerProcess(
-  h: Harness,
+  h: WorkerTarget,
   env: Record<string, string> = {},
 ): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'scripts', 'bootstrap.js'), 'worker'], {
