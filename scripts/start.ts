@@ -14,6 +14,7 @@ import type { DevServer } from './dev-server';
 import { ensureCliBuilt } from './cli-build';
 import { checkIsolation } from './isolation-check';
 import { ensureTemporalCli } from './temporal-cli';
+import { redactDatabaseUrl } from '../storage/database-url';
 
 /** Ctrl-C arrives from the terminal and again relayed by npm and bootstrap.js: closer than this is one press. */
 const DUPLICATE_SIGNAL_MS = 1_000;
@@ -126,7 +127,7 @@ async function main(): Promise<void> {
   await ensurePrismaClientGenerated();
   ensureCliBuilt(say);
   await migrateDatabase(config.databaseUrl);
-  say(`Application database: ${config.databaseUrl}`);
+  say(`Application database: ${redactDatabaseUrl(config.databaseUrl)}`);
   const builtIns = await loadBuiltInActions(openStores(config).catalog);
   say(
     `Built-in actions: ${builtIns.length > 0 ? builtIns.join(', ') : 'none (user actions of the same names kept)'}`,
