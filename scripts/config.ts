@@ -13,6 +13,8 @@ import { defaultMaxCachedWorkflows } from '../config/worker-memory';
 import { WORKER_SERVICE_NAME, tracingConfigFrom, tracingEnvFields } from '../config/tracing';
 import type { TracingConfig } from '../config/tracing';
 import { DEFAULT_DATABASE_URL } from '../storage/sqlite';
+import { DEFAULT_SHUTDOWN_GRACE_SECONDS } from '../worker/config';
+import type { WorkerConfig } from '../worker/config';
 
 export { REPO_ROOT };
 
@@ -50,7 +52,19 @@ export interface StartConfig {
   model: ModelConfig | null;
   /** Where the worker's spans go (ADR 0013), or null: tracing off. */
   tracing: TracingConfig | null;
+  /** The worker's operations endpoints and output, as `npm run worker` reads them (worker/config.ts). */
+  worker: Pick<WorkerConfig, 'logFormat' | 'metrics' | 'health' | 'shutdownGraceSeconds'>;
 }
+
+/** `npm start` runs (or reuses) a local plaintext dev server: these are for `npm run worker` against a real one. */
+const TLS_VARIABLES = [
+  'TEMPORAL_TLS',
+  'TEMPORAL_TLS_CA',
+  'TEMPORAL_TLS_CERT',
+  'TEMPORAL_TLS_KEY',
+  'TEMPORAL_TLS_SERVER_NAME',
+  'TEMPORAL_API_KEY',
+] as const;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -75,6 +89,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StartConfig {
   } catch (err) {
     problems.push(err instanceof Error ? err.message : String(err));
   }
+  for (const name of TLS_VARIABLES) {
+    if (data[name] !== undefined) {
+      problems.push(
+        `${name}: npm start runs a local Temporal dev server without TLS; use npm run worker for a server that needs it`,
+      );
+    }
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     temporalAddress: data.TEMPORAL_ADDRESS,
@@ -94,6 +115,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StartConfig {
     maxCachedWorkflows: data.WORKER_MAX_CACHED_WORKFLOWS ?? defaultMaxCachedWorkflows(),
     model,
     tracing: tracingConfigFrom(data, WORKER_SERVICE_NAME),
+    worker: {
+      logFormat: data.LOG_FORMAT,
+      metrics:
+        data.WORKER_METRICS_PORT === undefined
+          ? null
+          : { port: data.WORKER_METRICS_PORT, host: data.WORKER_METRICS_HOST },
+      health:
+        data.WORKER_HEALTH_PORT === undefined
+          ? null
+          : { port: data.WORKER_HEALTH_PORT, host: data.WORKER_HEALTH_HOST },
+      shutdownGraceSeconds: data.WORKER_SHUTDOWN_GRACE_SECONDS ?? DEFAULT_SHUTDOWN_GRACE_SECONDS,
+    },
   };
 }
 

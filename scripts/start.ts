@@ -168,6 +168,7 @@ async function main(): Promise<void> {
       isolation,
       model: config.model,
       tracing: config.tracing,
+      ...config.worker,
     });
   } catch (err) {
     console.error(`[start] worker failed: ${err instanceof Error ? err.message : String(err)}`);

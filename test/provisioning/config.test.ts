@@ -21,7 +21,34 @@ describe('loadConfig', () => {
       maxCachedWorkflows: 250,
       model: null,
       tracing: null,
+      worker: { logFormat: 'text', metrics: null, health: null, shutdownGraceSeconds: 25 },
     });
+  });
+
+  it('gives the worker it runs what `npm run worker` would read: metrics, health, log format, grace', () => {
+    expect(
+      loadConfig({
+        WORKER_METRICS_PORT: '9464',
+        WORKER_HEALTH_PORT: '0',
+        WORKER_HEALTH_HOST: '127.0.0.1',
+        LOG_FORMAT: 'json',
+        WORKER_SHUTDOWN_GRACE_SECONDS: '5',
+      }).worker,
+    ).toEqual({
+      logFormat: 'json',
+      metrics: { port: 9464, host: '0.0.0.0' },
+      health: { port: 0, host: '127.0.0.1' },
+      shutdownGraceSeconds: 5,
+    });
+  });
+
+  it('accepts a PostgreSQL DATABASE_URL and refuses TLS settings for its local plaintext server', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgresql://agents@db:5432/agents' }).databaseUrl).toBe(
+      'postgresql://agents@db:5432/agents',
+    );
+    expect(() => loadConfig({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'true' })).toThrow(
+      /TEMPORAL_TLS: npm start runs a local Temporal dev server without TLS[\s\S]*TEMPORAL_API_KEY: npm start/,
+    );
   });
 
   it('treats empty values as unset and :memory: as an in-memory server', () => {
@@ -41,7 +68,7 @@ describe('loadConfig', () => {
       loadConfig({
         TEMPORAL_ADDRESS: 'localhost',
         TEMPORAL_UI_PORT: '99999',
-        DATABASE_URL: 'postgres://x',
+        DATABASE_URL: 'mysql://root:s3cret@x/agents',
         LOG_LEVEL: 'loud',
         WORKER_MAX_CACHED_WORKFLOWS: '-5',
       });
@@ -58,5 +85,8 @@ describe('loadConfig', () => {
       'WORKER_MAX_CACHED_WORKFLOWS',
     ]);
     expect((error as ConfigError).message).toMatch(/TEMPORAL_UI_PORT: .*\(got "99999"\)/);
+    expect((error as ConfigError).message).toMatch(
+      /DATABASE_URL: .*\(got "mysql:\/\/root:\*\*\*@x\/agents"\)/,
+    );
   });
 });

@@ -243,10 +243,17 @@ describe('worker and client configuration', () => {
   });
 
   it('fails fast naming every bad variable', () => {
-    const env = { TEMPORAL_ADDRESS: 'localhost', DATABASE_URL: 'postgres://x', LOG_LEVEL: 'loud' };
+    const env = {
+      TEMPORAL_ADDRESS: 'localhost',
+      DATABASE_URL: 'mysql://root:s3cret@x/db',
+      LOG_LEVEL: 'loud',
+    };
     expect(() => loadWorkerConfig(env)).toThrow(ConfigError);
     expect(() => loadWorkerConfig(env)).toThrow(
-      /TEMPORAL_ADDRESS: must be host:port.*\(got "localhost"\); DATABASE_URL: must be a file: URL.*; LOG_LEVEL: .*\(got "loud"\)/,
+      /TEMPORAL_ADDRESS: must be host:port.*\(got "localhost"\); DATABASE_URL: must be file:\/path\/to\/agents\.db \(SQLite\) or postgresql:\/\/.* \(got "mysql:\/\/root:\*\*\*@x\/db"\); LOG_LEVEL: .*\(got "loud"\)/,
+    );
+    expect(loadWorkerConfig({ DATABASE_URL: 'postgresql://agents@db/agents' }).databaseUrl).toBe(
+      'postgresql://agents@db/agents',
     );
     expect(() => loadClientConfig(env)).toThrow(PlanClientError);
     expect(() => loadClientConfig(env)).toThrow(/TEMPORAL_ADDRESS: must be host:port/);
