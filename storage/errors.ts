@@ -3,6 +3,7 @@
  * will the same call succeed if Temporal retries it? A rule violation never will (retrying would only repeat
  * the refusal), a busy or closed database usually will.
  */
+import { redactDatabaseUrl } from './database-url';
 
 /** A write would break a decision-tree rule of seed 004; the whole write was rolled back. */
 export class DecisionRuleError extends Error {
@@ -130,7 +131,12 @@ function* causeChain(err: unknown): Generator<object & ErrorFields> {
 }
 
 /** The driver adapter's own error, which Prisma puts at meta.driverAdapterError.cause. */
-function driverAdapterCause(meta: unknown): { originalCode?: unknown; column?: unknown; table?: unknown } {
+function driverAdapterCause(meta: unknown): {
+  originalCode?: unknown;
+  originalMessage?: unknown;
+  column?: unknown;
+  table?: unknown;
+} {
   return (meta as { driverAdapterError?: { cause?: object } } | undefined)?.driverAdapterError?.cause ?? {};
 }
 
@@ -185,15 +191,21 @@ export function describeOutdatedSchema(err: unknown): string | null {
   for (const { code, meta } of causeChain(err)) {
     if (typeof code !== 'string' || !OUTDATED_SCHEMA_CODES.has(code)) continue;
     // The driver adapter names what is missing in its cause; Prisma's own engines put it on meta.
-    const named = { ...driverAdapterCause(meta), ...((meta ?? {}) as object) } as {
-      column?: unknown;
-      table?: unknown;
+    // PostgreSQL's adapter says it only in words: `column plans.tags does not exist`, `relation "x" does not exist`.
+    const cause = driverAdapterCause(meta);
+    const said = typeof cause.originalMessage === 'string' ? cause.originalMessage : '';
+    const onMeta = (meta ?? {}) as { column?: unknown; table?: unknown };
+    const text = (...candidates: unknown[]) => candidates.find((c): c is string => typeof c === 'string');
+    const named = {
+      column: text(onMeta.column, cause.column, /^column (\S+) does not exist/.exec(said)?.[1]),
+      table: text(onMeta.table, cause.table, /^relation "([^"]+)" does not exist/.exec(said)?.[1]),
     };
+    const bare = (name: string) => name.replace(/^(main|public)\./, '');
     const missing =
       typeof named.column === 'string'
-        ? `column ${named.column.replace(/^main\./, '')}`
+        ? `column ${bare(named.column)}`
         : typeof named.table === 'string'
-          ? `table ${named.table.replace(/^main\./, '')}`
+          ? `table ${bare(named.table)}`
           : code === 'P2022'
             ? 'column it needs'
             : 'table it needs';
@@ -203,4 +215,19 @@ export function describeOutdatedSchema(err: unknown): string | null {
     );
   }
   return null;
+}
+
+/**
+ * One line for a database that did not answer (not running, wrong host or port, refusing connections), naming
+ * where the engine looked without its password; null for any other error. Prisma's own message for it starts with
+ * a code frame of the query that failed, which says nothing to the person at the CLI.
+ */
+export function describeUnreachableDatabase(err: unknown, databaseUrl: string): string | null {
+  if (!isTransientStorageError(err)) return null;
+  const message = err instanceof Error ? err.message : String(err);
+  const reason = message.trim().split('\n').at(-1)?.trim() ?? message;
+  return (
+    `the database ${redactDatabaseUrl(databaseUrl)} did not answer: ${reason}; check that it runs and that ` +
+    'DATABASE_URL points at it (nothing was changed)'
+  );
 }

@@ -1,6 +1,12 @@
 import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError } from 'commander';
-import { DecisionNotFoundError, PlanNotFoundError, describeOutdatedSchema } from '../../storage/errors';
+import {
+  DecisionNotFoundError,
+  PlanNotFoundError,
+  describeOutdatedSchema,
+  describeUnreachableDatabase,
+} from '../../storage/errors';
+import { DEFAULT_DATABASE_URL } from '../../storage/sqlite';
 import { disconnectSharedPrismaClients } from '../../storage/prisma';
 import { EXIT_CODES, PlanClientError } from '../errors';
 import { registerActionCommands } from './action';
@@ -74,6 +80,11 @@ export async function runCli(
     const outdated = describeOutdatedSchema(err);
     if (outdated !== null) {
       io.stderr(`error: ${outdated}\n`);
+      return EXIT_CODES.unavailable;
+    }
+    const unreachable = describeUnreachableDatabase(err, io.env.DATABASE_URL || DEFAULT_DATABASE_URL);
+    if (unreachable !== null) {
+      io.stderr(`error: ${unreachable}\n`);
       return EXIT_CODES.unavailable;
     }
     io.stderr(`error: ${err instanceof Error ? err.message : String(err)}\n`);

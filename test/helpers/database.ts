@@ -47,6 +47,3 @@ export async function createTestDatabase(dir: string, fileName = 'agents.db'): P
   await migrateDatabase(url);
   return url;
 }
-
-/** `it` on the SQLite project only: for what is about SQLite itself (its file, its locks, its pragmas). */
-export const itOnSqlite: jest.It = TEST_BACKEND === 'sqlite' ? it : it.skip;

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
 import { ulid } from 'ulid';
+import { runCli } from '../../client/cli/main';
 import { REPO_ROOT } from '../../config/paths';
 import { planSpecSchema } from '../../domain/schemas';
 import { createStores } from '../../storage';
@@ -239,6 +240,34 @@ describe('the PostgreSQL connection', () => {
     } finally {
       await Promise.all([a.$disconnect(), b.$disconnect()]);
     }
+  });
+
+  it('tells the CLI user what is wrong: a database older than the engine, or one that does not answer', async () => {
+    const url = await createPostgresTestDatabase();
+    await migrateDatabase(url);
+    await query(url, 'ALTER TABLE plans DROP COLUMN tags');
+    const cli = async (databaseUrl: string) => {
+      let stderr = '';
+      const code = await runCli(['plan', 'list'], {
+        stdout: () => undefined,
+        stderr: (t) => (stderr += t),
+        env: { DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: '127.0.0.1:1' },
+        isTty: false,
+      });
+      return { code, stderr };
+    };
+    expect(await cli(url)).toEqual({
+      code: 5,
+      stderr:
+        'error: the database is older than this engine (it has no column plans.tags): upgrade it with ' +
+        '`npm run db:migrate` (`npm start` does it too), then try again\n',
+    });
+    const down = await cli('postgresql://agents:s3cret@127.0.0.1:1/agents');
+    expect(down.code).toBe(5);
+    expect(down.stderr).toBe(
+      "error: the database postgresql://agents:***@127.0.0.1:1/agents did not answer: Can't reach database server " +
+        'at 127.0.0.1:1; check that it runs and that DATABASE_URL points at it (nothing was changed)\n',
+    );
   });
 
   it('reports an unreachable server as a transient storage error', async () => {
