@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
+import {
+  describeEnvIssues,
+  presentVariables,
+  sharedEnvFields,
+  temporalConnectionFields,
+} from '../config/env';
 import { resolveTemporalTls } from '../config/temporal-connection';
 import type { TemporalConnectionConfig } from '../config/temporal-connection';
 import { CLI_SERVICE_NAME, tracingConfigFrom, tracingEnvFields } from '../config/tracing';
@@ -7,15 +12,7 @@ import type { TracingConfig } from '../config/tracing';
 import { PlanClientError } from './errors';
 
 const clientEnvSchema = z.object({
-  TEMPORAL_ADDRESS: sharedEnvFields.TEMPORAL_ADDRESS,
-  TEMPORAL_NAMESPACE: sharedEnvFields.TEMPORAL_NAMESPACE,
-  TEMPORAL_TASK_QUEUE: sharedEnvFields.TEMPORAL_TASK_QUEUE,
-  TEMPORAL_TLS: sharedEnvFields.TEMPORAL_TLS,
-  TEMPORAL_TLS_CA: sharedEnvFields.TEMPORAL_TLS_CA,
-  TEMPORAL_TLS_CERT: sharedEnvFields.TEMPORAL_TLS_CERT,
-  TEMPORAL_TLS_KEY: sharedEnvFields.TEMPORAL_TLS_KEY,
-  TEMPORAL_TLS_SERVER_NAME: sharedEnvFields.TEMPORAL_TLS_SERVER_NAME,
-  TEMPORAL_API_KEY: sharedEnvFields.TEMPORAL_API_KEY,
+  ...temporalConnectionFields,
   DATABASE_URL: sharedEnvFields.DATABASE_URL,
   ...tracingEnvFields,
 });

@@ -107,6 +107,29 @@ export const sharedEnvFields = {
     .optional(),
 };
 
+/** The variables that say how a process reaches Temporal over TLS (config/temporal-connection.ts). */
+export const TEMPORAL_TLS_VARIABLES = [
+  'TEMPORAL_TLS',
+  'TEMPORAL_TLS_CA',
+  'TEMPORAL_TLS_CERT',
+  'TEMPORAL_TLS_KEY',
+  'TEMPORAL_TLS_SERVER_NAME',
+  'TEMPORAL_API_KEY',
+] as const;
+
+/** Where and how the worker and the CLI reach Temporal: both read exactly these. */
+export const temporalConnectionFields = {
+  TEMPORAL_ADDRESS: sharedEnvFields.TEMPORAL_ADDRESS,
+  TEMPORAL_NAMESPACE: sharedEnvFields.TEMPORAL_NAMESPACE,
+  TEMPORAL_TASK_QUEUE: sharedEnvFields.TEMPORAL_TASK_QUEUE,
+  TEMPORAL_TLS: sharedEnvFields.TEMPORAL_TLS,
+  TEMPORAL_TLS_CA: sharedEnvFields.TEMPORAL_TLS_CA,
+  TEMPORAL_TLS_CERT: sharedEnvFields.TEMPORAL_TLS_CERT,
+  TEMPORAL_TLS_KEY: sharedEnvFields.TEMPORAL_TLS_KEY,
+  TEMPORAL_TLS_SERVER_NAME: sharedEnvFields.TEMPORAL_TLS_SERVER_NAME,
+  TEMPORAL_API_KEY: sharedEnvFields.TEMPORAL_API_KEY,
+};
+
 /** `FOO=` in a .env file means "not set", not "set to nothing". */
 export function presentVariables(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
+import { TEMPORAL_TLS_VARIABLES, describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
 import type { SandboxIsolationMode } from '../config/env';
 import { loadModelConfig } from '../actors/model/config';
 import type { ModelConfig } from '../actors/model/config';
@@ -56,16 +56,6 @@ export interface StartConfig {
   worker: Pick<WorkerConfig, 'logFormat' | 'metrics' | 'health' | 'shutdownGraceSeconds'>;
 }
 
-/** `npm start` runs (or reuses) a local plaintext dev server: these are for `npm run worker` against a real one. */
-const TLS_VARIABLES = [
-  'TEMPORAL_TLS',
-  'TEMPORAL_TLS_CA',
-  'TEMPORAL_TLS_CERT',
-  'TEMPORAL_TLS_KEY',
-  'TEMPORAL_TLS_SERVER_NAME',
-  'TEMPORAL_API_KEY',
-] as const;
-
 export class ConfigError extends Error {
   override name = 'ConfigError';
   constructor(readonly problems: string[]) {
@@ -89,7 +79,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StartConfig {
   } catch (err) {
     problems.push(err instanceof Error ? err.message : String(err));
   }
-  for (const name of TLS_VARIABLES) {
+  // npm start runs (or reuses) a local plaintext dev server: these are for `npm run worker` against a real one.
+  for (const name of TEMPORAL_TLS_VARIABLES) {
     if (data[name] !== undefined) {
       problems.push(
         `${name}: npm start runs a local Temporal dev server without TLS; use npm run worker for a server that needs it`,

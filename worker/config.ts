@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { describeEnvIssues, presentVariables, sharedEnvFields } from '../config/env';
+import {
+  describeEnvIssues,
+  presentVariables,
+  sharedEnvFields,
+  temporalConnectionFields,
+} from '../config/env';
 import type { LogFormat, LogLevel, SandboxIsolationMode } from '../config/env';
 import { resolveTemporalTls } from '../config/temporal-connection';
 import type { TemporalConnectionConfig } from '../config/temporal-connection';
@@ -11,15 +16,7 @@ import { WORKER_SERVICE_NAME, tracingConfigFrom, tracingEnvFields } from '../con
 import type { TracingConfig } from '../config/tracing';
 
 const workerEnvSchema = z.object({
-  TEMPORAL_ADDRESS: sharedEnvFields.TEMPORAL_ADDRESS,
-  TEMPORAL_NAMESPACE: sharedEnvFields.TEMPORAL_NAMESPACE,
-  TEMPORAL_TASK_QUEUE: sharedEnvFields.TEMPORAL_TASK_QUEUE,
-  TEMPORAL_TLS: sharedEnvFields.TEMPORAL_TLS,
-  TEMPORAL_TLS_CA: sharedEnvFields.TEMPORAL_TLS_CA,
-  TEMPORAL_TLS_CERT: sharedEnvFields.TEMPORAL_TLS_CERT,
-  TEMPORAL_TLS_KEY: sharedEnvFields.TEMPORAL_TLS_KEY,
-  TEMPORAL_TLS_SERVER_NAME: sharedEnvFields.TEMPORAL_TLS_SERVER_NAME,
-  TEMPORAL_API_KEY: sharedEnvFields.TEMPORAL_API_KEY,
+  ...temporalConnectionFields,
   DATABASE_URL: sharedEnvFields.DATABASE_URL,
   LOG_LEVEL: sharedEnvFields.LOG_LEVEL,
   LOG_FORMAT: sharedEnvFields.LOG_FORMAT,
