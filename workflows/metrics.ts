@@ -6,7 +6,7 @@
  * after leaving the cache, is not counted twice. Values are workflow time (Date is replayed from history).
  *
  * With no metrics exporter installed (tests, a worker without WORKER_METRICS_PORT) the runtime's meter is a no-op.
- * The SDK adds `namespace`, `task_queue` and `workflow_type` to every value.
+ * The SDK adds `namespace`, `taskQueue` and `workflowType` to every value.
  */
 import { metricMeter } from '@temporalio/workflow';
 import { ENGINE_METRICS } from '../domain/metrics';
