@@ -26,6 +26,7 @@ import pg from 'pg';
 import { loadBuiltInActions } from '../../client/catalog';
 import { PlanClient } from '../../client/plans';
 import { parseActionFile } from '../../domain/action-file';
+import { BENCH_ACTION, BENCH_ACTION_YAML } from './world';
 import { planWorkflowId } from '../../domain/ids';
 import type { AutomationLevel } from '../../domain/lifecycle';
 import { createStores } from '../../storage';
@@ -54,35 +55,6 @@ const BATCH_TIMEOUT_MS = 10 * 60_000;
 const LEVELS: readonly AutomationLevel[] = ['FULL_AUTOMATION', 'REVIEW_BEFORE_APPLY', 'MANUAL'];
 /** USER_HZ: /proc/<pid>/stat counts CPU time in ticks of 1/100 s on Linux. */
 const TICKS_PER_SECOND = 100;
-
-/**
- * scripts/bench/world.ts's bench action, copied: that file keeps its YAML private, and importing it loads the
- * tests' harness, which needs jest's globals.
- */
-const BENCH_ACTION = 'local/bench';
-const BENCH_ACTION_YAML = `
-name: ${BENCH_ACTION}
-description: The bench's plan, a few small files like a short real task.
-arguments:
-  - name: note
-    type: string
-    default: bench
-default_automation_level: full
-invariants:
-  - Keep the bench's files small.
-  - Touch nothing outside bench/.
-steps:
-  - create: "bench/{{plan.id}}/a.md"
-    content: "# {{note}}\\n\\nWritten by plan {{plan.name}}.\\n"
-    description: write the first note
-  - create: "bench/{{plan.id}}/b.md"
-    content: "second note of {{plan.id}}\\n"
-    description: write the second note
-  - replace: "bench/{{plan.id}}/a.md"
-    pattern: "Written"
-    with: "Rewritten"
-    description: edit the first note
-`;
 
 type Backend = 'sqlite' | 'postgresql';
 

@@ -17,7 +17,7 @@ export const BENCH_ACTION = 'local/bench';
  * stored rule invariant (below), so a FULL_AUTOMATION plan records about ten decisions. The files sit under the
  * plan's own id: concurrent plans applying to one project then never touch the same path.
  */
-const BENCH_ACTION_YAML = `
+export const BENCH_ACTION_YAML = `
 name: ${BENCH_ACTION}
 description: The bench's plan, a few small files like a short real task.
 arguments:
