@@ -3,9 +3,9 @@
  * service name. Only loaded when tracing is configured; nothing here knows Temporal or plans (the interceptors that
  * use the tracer are wired in client/plans.ts and worker/tracing.ts).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { ROOT_CONTEXT, context, propagation } from '@opentelemetry/api';
-import type { Context, ContextManager, Tracer } from '@opentelemetry/api';
+import { context, propagation } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
@@ -65,44 +65,4 @@ function registerContextPropagation(): void {
   registered = true;
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-}
-
-/**
- * The current context follows async calls (what @opentelemetry/context-async-hooks provides, in the 30 lines this
- * needs, so that package is not a dependency).
- */
-class AsyncLocalStorageContextManager implements ContextManager {
-  private readonly storage = new AsyncLocalStorage<Context>();
-
-  active(): Context {
-    return this.storage.getStore() ?? ROOT_CONTEXT;
-  }
-
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
-    ctx: Context,
-    fn: F,
-    thisArg?: ThisParameterType<F>,
-    ...args: A
-  ): ReturnType<F> {
-    return this.storage.run(ctx, () => fn.apply(thisArg, args));
-  }
-
-  bind<T>(ctx: Context, target: T): T {
-    if (typeof target !== 'function') return target;
-    const fn = target as (...args: unknown[]) => unknown;
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the bound function keeps its caller's `this`
-    const manager = this;
-    return function (this: unknown, ...args: unknown[]): unknown {
-      return manager.with(ctx, () => fn.apply(this, args));
-    } as T;
-  }
-
-  enable(): this {
-    return this;
-  }
-
-  disable(): this {
-    this.storage.disable();
-    return this;
-  }
 }
