@@ -16,7 +16,8 @@ WORKDIR /app
 COPY --chown=node:node package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY --chown=node:node . .
-RUN node_modules/.bin/prisma generate
+# Both generated clients, SQLite and PostgreSQL (ADR 0014): DATABASE_URL picks one at run time.
+RUN npm run prisma:generate
 # bootstrap.js (the CMD) reinstalls node_modules when package-lock.json is newer than the last install. COPY keeps
 # the build context's file times, and a cached `npm ci` layer can be older than them though the lock file's content
 # is the same (the cache is keyed on content). Marking the install as current stops every container from running

@@ -114,6 +114,12 @@ describe('docker-compose.yml', () => {
     expect(worker.depends_on?.['temporal-setup']).toEqual({ condition: 'service_completed_successfully' });
     expect(migrate.environment?.DATABASE_URL).toBe(worker.environment?.DATABASE_URL);
     expect(worker.environment?.DATABASE_URL).toMatch(/^postgresql:\/\//);
+    // The image must hold the PostgreSQL client too: `prisma generate` alone makes only the SQLite one.
+    const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^RUN npm run prisma:generate$/m);
+    expect(
+      JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts['prisma:generate'],
+    ).toContain('--schema prisma/postgresql/schema.prisma');
   });
 
   it("sets up Temporal's schema before the server starts", () => {
