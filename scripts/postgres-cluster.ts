@@ -8,10 +8,10 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { freePort } from '../lib/net';
 import { findPostgresBin, postgresUnavailableReason } from './postgres-bin';
 
 export { findPostgresBin, postgresUnavailableReason };
@@ -145,22 +145,6 @@ export async function startPostgresCluster(
       rmSync(root, { recursive: true, force: true });
     },
   };
-}
-
-/** A port nothing listens on right now (the kernel picks it; the tiny race before postgres binds is accepted). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 /** For a standalone cluster while developing: prints its URL and keeps it until Ctrl-C. */

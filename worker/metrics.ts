@@ -4,7 +4,7 @@
  * the workflow and the activities emit through the same runtime meter. One endpoint, one registry, and no second
  * metrics library in the process (ADR 0012).
  */
-import net from 'node:net';
+import { freePort } from '../lib/net';
 import type { RuntimeOptions } from '@temporalio/worker';
 import { ENGINE_HISTOGRAM_BUCKETS } from '../domain/metrics';
 
@@ -33,15 +33,4 @@ export async function prometheusEndpoint(options: { host: string; port: number }
       },
     },
   };
-}
-
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, host, () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }

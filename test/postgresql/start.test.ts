@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runCli } from '../../client/cli/main';
 import { REPO_ROOT } from '../../config/paths';
-import { freePort } from '../../scripts/postgres-cluster';
+import { freePort } from '../../lib/net';
 import { createPostgresTestDatabase } from '../helpers/database';
 
 let dir: string;
