@@ -2,7 +2,7 @@
  * Activity inputs and results. Plain data only (no Prisma types): this file is the contract between the workflow,
  * which allocates every sequence number, and the activities, which write idempotently keyed by them.
  */
-import type { Strategy } from '../domain/steps';
+import type { Strategy, SubplanStep } from '../domain/steps';
 import type { ApplyResult, ChangeCounts } from '../domain/changeset';
 import type { DecisionDraft } from '../domain/decision';
 import type { Phase, WorkPhase } from '../domain/lifecycle';
@@ -165,3 +165,18 @@ export interface CorrectDecisionActivityInput {
 }
 
 export type { CorrectionIds as CorrectDecisionActivityResult } from '../domain/decision';
+
+/** The children of one subplan step to prepare: which of the step's children, and which generation of each. */
+export interface PrepareSubplansInput {
+  planId: string;
+  stepIndex: number;
+  step: SubplanStep;
+  children: Array<{ childIndex: number; generation: number }>;
+  /** When the children are created: the workflow's time, so a retried call resolves the same spec. */
+  at: string;
+}
+
+export interface PrepareSubplansResult {
+  /** In the order of `children`; each child's row is written. */
+  specs: PlanSpec[];
+}

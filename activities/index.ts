@@ -14,6 +14,7 @@ import { createInvariantActivities } from './invariants';
 import { runBuiltinPhase } from './phases';
 import { createRecordingActivities } from './recording';
 import { createSpecSource } from './specs';
+import { createSubplanActivities } from './subplans';
 import { createWorkActivities } from './work';
 
 export interface ActivityDependencies extends Stores {
@@ -49,6 +50,7 @@ export function createActivities(deps: ActivityDependencies) {
     strategize: phaseActivity(strategize),
     execute: phaseActivity(execute),
     apply: phaseActivity(apply),
+    ...createSubplanActivities({ ...deps, specOf }),
 
     /** Plans started before actors existed replay against this; new plans call strategize/execute/apply. */
     async runPhase(input: RunPhaseInput): Promise<RunPhaseResult> {

@@ -19,6 +19,7 @@ import { WORKFLOW_ACTOR } from '../domain/plan';
 import type { PlanSpec, ProjectLink } from '../domain/plan';
 import type { Workspace } from '../domain/project-link';
 import { describeStep } from '../domain/steps';
+import { isFileStep, splitStrategySteps } from '../domain/subplans';
 import { applyChangeset, ChangesetRefusedError } from '../sandbox/apply';
 import type { Isolation } from '../sandbox/isolation';
 import {
@@ -30,6 +31,7 @@ import {
 import type { Baseline } from '../sandbox/workspace';
 import type { ChangesetStore } from '../storage/changesets';
 import type { ContextFileStore } from '../storage/context-files';
+import type { InvariantStore } from '../storage/invariants';
 import type { CatalogStore, PlanStore } from '../storage/types';
 import { actorCall } from './actor-call';
 import type {
@@ -43,10 +45,12 @@ import type {
   StrategizeResult,
 } from './contracts';
 import { withProgress } from './progress';
+import { createSubplanResolver } from './subplans';
 
 export interface WorkDependencies {
   plans: PlanStore;
   catalog: CatalogStore;
+  invariants: InvariantStore;
   changesets: ChangesetStore;
   contextFiles: ContextFileStore;
   actors: ActorRegistry;
@@ -68,6 +72,7 @@ function sandboxName(link: ProjectLink, index: number): string {
 
 export function createWorkActivities(deps: WorkDependencies) {
   const { plans, catalog, changesets, actors } = deps;
+  const subplans = createSubplanResolver(deps);
 
   /**
    * The plan's linked projects with their roots as the catalog has them now, each with the sandbox `sandboxOf`
@@ -143,6 +148,12 @@ export function createWorkActivities(deps: WorkDependencies) {
           ...call,
           action: { steps: input.spec.steps, validation: input.spec.validation },
         });
+        // A child plan that could not be created is refused here, before a person approves the strategy.
+        const { spawns } = splitStrategySteps(strategy.steps);
+        if (spawns.length > 0) {
+          report(`checking ${spawns.length} subplan step${spawns.length === 1 ? '' : 's'}`);
+          await subplans.checkSpawns(input.spec, spawns, new Date().toISOString());
+        }
         report(`estimating with the ${estimationActor.name} estimation actor`);
         const estimate = await estimationActor.estimate({ ...call, strategy });
         return {
@@ -184,7 +195,8 @@ export function createWorkActivities(deps: WorkDependencies) {
         const call = await callFor(input, 'EXECUTE', workspaces, report, signal);
         const outcome = await executionActor.execute({
           ...call,
-          strategy: input.strategy,
+          // The workflow ran the subplan steps (child plans) before this activity; the sandbox gets the rest.
+          strategy: { ...input.strategy, steps: input.strategy.steps.filter(isFileStep) },
           maxAutoRetries: spec.effectiveProfileSnapshot?.maxAutoRetries ?? DEFAULT_MAX_AUTO_RETRIES,
         });
         const validationSummary =

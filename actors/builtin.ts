@@ -4,8 +4,9 @@
  * steps, what each one did, and how failures were handled. A model-backed actor replaces any role by name.
  */
 import type { ResourceRef } from '../domain/decision';
-import type { Step, TemplateValue } from '../domain/steps';
+import type { FileStep, TemplateValue } from '../domain/steps';
 import { describeStep, renderTemplate, templateValues } from '../domain/steps';
+import { isSubplanStep, spawnDecision } from '../domain/subplans';
 import type { Workspace } from '../domain/project-link';
 import type { StepEnv, StepReport } from './steps';
 import { globMatcher, listFiles, runStep, runValidation, StepError, targetWorkspace } from './steps';
@@ -58,6 +59,15 @@ const builtinStrategy: StrategyActor = {
     }
     for (const [i, step] of steps.entries()) {
       call.progress(`strategy: step ${i + 1}/${steps.length}: ${describeStep(step)}`);
+      if (isSubplanStep(step)) {
+        log.record({
+          ...spawnDecision(plan.planId, i, step, steps.length),
+          confidence: 1,
+          rationale: `Step ${i + 1} comes from the action definition, which hands this part of the work to child plans.`,
+          context: { content: { step, arguments: plan.arguments }, relevantResources: resources },
+        });
+        continue;
+      }
       log.record({
         type: 'strategy_choice',
         question: `Step ${i + 1} of ${steps.length}: what should be done?`,
@@ -336,6 +346,8 @@ const builtinEstimation: EstimationActor = {
         commands++;
         continue;
       }
+      // A child plan estimates (and is approved) on its own.
+      if (isSubplanStep(step)) continue;
       let workspace: Workspace;
       try {
         workspace = targetWorkspace(step.project, call.workspaces);
@@ -367,7 +379,7 @@ const builtinEstimation: EstimationActor = {
 
 /** A step Execute will refuse touches nothing, so any template or filesystem error counts as zero files. */
 async function filesOf(
-  step: Exclude<Step, { kind: 'run' }>,
+  step: Exclude<FileStep, { kind: 'run' }>,
   workspace: Workspace,
   values: Record<string, TemplateValue>,
 ): Promise<string[]> {

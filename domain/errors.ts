@@ -23,6 +23,8 @@ export const ERROR_TYPES = {
   /** An actor could not do its part (e.g. a model answering out of shape); a retry will not help. */
   ActorFailed: 'ActorFailed',
   StorageUnavailable: 'StorageUnavailable',
+  /** A child plan ended without reaching APPLIED and its step says `on_child_failure: fail`. */
+  SubplanFailed: 'SubplanFailed',
 } as const;
 export type ErrorType = (typeof ERROR_TYPES)[keyof typeof ERROR_TYPES];
 

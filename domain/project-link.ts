@@ -143,3 +143,44 @@ export function checkProjectLinks(
   }
   return { ok: true, links: normalized };
 }
+
+/**
+ * The links a child plan gets: its request's, each naming one of the parent's linked projects by name or alias
+ * (`name[:alias][:ro]`), or, when it names none, the parent's links as they are. A child's link is read-only when
+ * the parent's is or the request says so: a child can narrow what its parent may write, never widen it.
+ */
+export function childProjectLinks(
+  parentLinks: readonly ProjectLink[],
+  requested: readonly string[] | null,
+): { ok: true; links: ProjectLink[] } | { ok: false; error: string } {
+  if (requested === null) return { ok: true, links: parentLinks.map((link) => ({ ...link })) };
+  const links: ProjectLink[] = [];
+  for (const text of requested) {
+    const parsed = parseProjectLinkOption(text);
+    if (!parsed.ok) return { ok: false, error: parsed.error.replace('--project', 'projects:') };
+    const wanted = parsed.link;
+    const parent = parentLinks.find(
+      (link) => link.projectName === wanted.projectName || link.alias === wanted.projectName,
+    );
+    if (parent === undefined) {
+      const linked = parentLinks.map((l) =>
+        l.alias === null ? l.projectName : `${l.projectName} (${l.alias})`,
+      );
+      return {
+        ok: false,
+        error:
+          `projects: "${text}" is not linked to the parent plan, and a subplan may only work on its parent's ` +
+          `projects (linked: ${linked.join(', ')})`,
+      };
+    }
+    if (links.some((link) => link.projectName === parent.projectName)) {
+      return { ok: false, error: `projects: ${parent.projectName} is listed twice` };
+    }
+    links.push({
+      projectName: parent.projectName,
+      alias: wanted.alias ?? parent.alias,
+      readOnly: parent.readOnly || wanted.readOnly,
+    });
+  }
+  return { ok: true, links };
+}

@@ -47,6 +47,8 @@ export interface ResolvePlanInput {
    * (InvariantStore.inherited); merged with the action file's into the plan's pinned set. Default none.
    */
   inheritedInvariants?: readonly StoredInvariant[];
+  /** For a subplan: its place in the family (domain/subplans.ts checkSubplanDepth). Left out: a root plan. */
+  parent?: { parentPlanId: string; rootPlanId: string; depth: number };
 }
 
 export type ResolvePlanResult = { ok: true; spec: PlanSpec } | { ok: false; error: string };
@@ -179,9 +181,9 @@ export function resolvePlanSpec(input: ResolvePlanInput): ResolvePlanResult {
     tags,
     steps: action.steps,
     validation: action.validation,
-    parentPlanId: null,
-    rootPlanId: null,
-    depth: 0,
+    parentPlanId: input.parent?.parentPlanId ?? null,
+    rootPlanId: input.parent?.rootPlanId ?? null,
+    depth: input.parent?.depth ?? 0,
     createdBy: input.createdBy,
     createdAt: input.createdAt,
   };

@@ -36,10 +36,22 @@
  * Pure: no fs, no process; the actors in actors/ run the steps.
  */
 import { z } from 'zod';
+import { AUTOMATION_CHOICES, AUTOMATION_LEVELS, parseAutomationLevel } from './lifecycle';
+import type { AutomationLevel } from './lifecycle';
 import type { PlanSpec, ProjectLink } from './schemas';
 
-export const STEP_KINDS = ['create', 'replace', 'move', 'delete', 'run'] as const;
+export const STEP_KINDS = ['create', 'replace', 'move', 'delete', 'run', 'subplan', 'parallel'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
+
+/** The kinds the step runner runs in a sandbox. */
+export const FILE_STEP_KINDS = ['create', 'replace', 'move', 'delete', 'run'] as const;
+
+/** The steps that spawn child plans instead of changing files: the workflow runs them, not the step runner. */
+export const SUBPLAN_STEP_KINDS = ['subplan', 'parallel'] as const;
+
+/** What the parent does when a child plan ends without reaching APPLIED (cancelled or failed). */
+export const CHILD_FAILURE_POLICIES = ['fail', 'continue'] as const;
+export type ChildFailurePolicy = (typeof CHILD_FAILURE_POLICIES)[number];
 
 const text = z.string().min(1, 'must not be empty');
 const common = {
@@ -72,20 +84,64 @@ const runFileSchema = z.strictObject({
   ...common,
 });
 
+const automationFileSchema = z.string().transform((value, ctx) => {
+  const level = parseAutomationLevel(value);
+  if (level === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be one of ${AUTOMATION_CHOICES.join(', ')} (or ${AUTOMATION_LEVELS.join(', ')})`,
+    });
+    return z.NEVER;
+  }
+  return level;
+});
+const onChildFailureSchema = z.enum(CHILD_FAILURE_POLICIES, {
+  error: `must be ${CHILD_FAILURE_POLICIES.join(' or ')}`,
+});
+/**
+ * One child plan as a step names it. `projects` are links of the parent's own projects (by name or alias, `:ro` to
+ * make a writable one read-only); left out, the child gets the parent's links. `arguments` are the child action's,
+ * as `--arg` would give them, and may use the parent's placeholders.
+ */
+const subplanFields = {
+  subplan: text,
+  projects: z.array(text).min(1, 'list at least one project, or leave projects out').optional(),
+  arguments: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  automation: automationFileSchema.optional(),
+  profile: text.optional(),
+  description: z.string().optional(),
+};
+const subplanFileSchema = z.strictObject({
+  ...subplanFields,
+  on_child_failure: onChildFailureSchema.optional(),
+});
+const parallelFileSchema = z.strictObject({
+  parallel: z.array(z.strictObject(subplanFields)).min(2, 'a parallel group spawns at least two subplans'),
+  on_child_failure: onChildFailureSchema.optional(),
+  description: z.string().optional(),
+});
+
 const FILE_SCHEMAS = {
   create: createFileSchema,
   replace: replaceFileSchema,
   move: moveFileSchema,
   delete: deleteFileSchema,
   run: runFileSchema,
+  subplan: subplanFileSchema,
+  parallel: parallelFileSchema,
 } as const;
+
+type SubplanFile = z.infer<typeof subplanFileSchema>;
+type ParallelFile = z.infer<typeof parallelFileSchema>;
 
 export type StepFile =
   | z.infer<typeof createFileSchema>
   | z.infer<typeof replaceFileSchema>
   | z.infer<typeof moveFileSchema>
   | z.infer<typeof deleteFileSchema>
-  | z.infer<typeof runFileSchema>;
+  | z.infer<typeof runFileSchema>
+  | SubplanFile
+  | ParallelFile;
 
 /**
  * The step as written in an action file or returned by a model: the verb is the key holding the target. The verb
@@ -126,6 +182,20 @@ type StepBase = {
   /** A linked project's name or alias; null means the plan's first writable project. */
   project: string | null;
 };
+/** One child plan a step spawns (the file's `subplan:` entry in domain form). */
+export type SubplanRequest = {
+  action: string;
+  /** Links of the parent's projects (`name[:alias][:ro]`); null: the parent's links as they are. */
+  projects: string[] | null;
+  /** Raw argument values, templates over the parent's values, resolved against the child action's definitions. */
+  arguments: Record<string, string>;
+  /** Null: the parent's automation level. */
+  automation: AutomationLevel | null;
+  /** Null: the parent's profile. */
+  profile: string | null;
+  description: string | null;
+};
+
 export type Step = StepBase &
   (
     | { kind: 'create'; path: string; content: string; overwrite: boolean }
@@ -140,7 +210,13 @@ export type Step = StepBase &
     | { kind: 'move'; from: string; to: string }
     | { kind: 'delete'; files: string; requireMatch: boolean }
     | { kind: 'run'; command: string; timeoutSeconds: number }
+    | { kind: 'subplan'; child: SubplanRequest; onChildFailure: ChildFailurePolicy }
+    | { kind: 'parallel'; children: SubplanRequest[]; onChildFailure: ChildFailurePolicy }
   );
+
+/** The steps the step runner runs in a sandbox: every kind but the subplan ones. */
+export type FileStep = Exclude<Step, { kind: 'subplan' | 'parallel' }>;
+export type SubplanStep = Extract<Step, { kind: 'subplan' | 'parallel' }>;
 
 export const DEFAULT_RUN_TIMEOUT_SECONDS = 600;
 
@@ -152,7 +228,10 @@ export const DEFAULT_REPLACE_TIME_LIMIT_SECONDS = 10;
 
 /** Domain form of a parsed file step (the parse already checked the shape). */
 export function stepFromFile(file: StepFile): Step {
-  const base: StepBase = { description: file.description ?? null, project: file.project ?? null };
+  const base: StepBase = {
+    description: file.description ?? null,
+    project: 'project' in file ? (file.project ?? null) : null,
+  };
   if ('create' in file) {
     return {
       ...base,
@@ -176,11 +255,51 @@ export function stepFromFile(file: StepFile): Step {
   if ('move' in file) return { ...base, kind: 'move', from: file.move, to: file.to };
   if ('delete' in file)
     return { ...base, kind: 'delete', files: file.delete, requireMatch: file.require_match ?? true };
+  if ('subplan' in file) {
+    return {
+      ...base,
+      kind: 'subplan',
+      child: subplanFromFile(file),
+      onChildFailure: file.on_child_failure ?? 'fail',
+    };
+  }
+  if ('parallel' in file) {
+    return {
+      ...base,
+      kind: 'parallel',
+      children: file.parallel.map(subplanFromFile),
+      onChildFailure: file.on_child_failure ?? 'fail',
+    };
+  }
   return {
     ...base,
     kind: 'run',
     command: file.run,
     timeoutSeconds: file.timeout_seconds ?? DEFAULT_RUN_TIMEOUT_SECONDS,
+  };
+}
+
+function subplanFromFile(file: Omit<SubplanFile, 'on_child_failure'>): SubplanRequest {
+  return {
+    action: file.subplan,
+    projects: file.projects ?? null,
+    arguments: Object.fromEntries(
+      Object.entries(file.arguments ?? {}).map(([name, value]) => [name, String(value)]),
+    ),
+    automation: file.automation ?? null,
+    profile: file.profile ?? null,
+    description: file.description ?? null,
+  };
+}
+
+function subplanToFile(child: SubplanRequest): Omit<SubplanFile, 'on_child_failure'> {
+  return {
+    subplan: child.action,
+    ...(child.projects === null ? {} : { projects: [...child.projects] }),
+    ...(Object.keys(child.arguments).length === 0 ? {} : { arguments: { ...child.arguments } }),
+    ...(child.automation === null ? {} : { automation: child.automation }),
+    ...(child.profile === null ? {} : { profile: child.profile }),
+    ...(child.description === null ? {} : { description: child.description }),
   };
 }
 
@@ -218,10 +337,30 @@ export function stepToFile(step: Step): StepFile {
           : { timeout_seconds: step.timeoutSeconds }),
         ...common,
       };
+    case 'subplan':
+      return {
+        ...subplanToFile({ ...step.child, description: step.description }),
+        ...(step.onChildFailure === 'fail' ? {} : { on_child_failure: step.onChildFailure }),
+      };
+    case 'parallel':
+      return {
+        parallel: step.children.map(subplanToFile),
+        ...(step.onChildFailure === 'fail' ? {} : { on_child_failure: step.onChildFailure }),
+        ...common,
+      };
   }
 }
 
 const stepBase = { description: z.string().nullable(), project: z.string().min(1).nullable() };
+
+const subplanRequestSchema: z.ZodType<SubplanRequest> = z.object({
+  action: text,
+  projects: z.array(text).min(1).nullable(),
+  arguments: z.record(z.string(), z.string()),
+  automation: z.enum(AUTOMATION_LEVELS).nullable(),
+  profile: text.nullable(),
+  description: z.string().nullable(),
+});
 
 /** The domain step, as stored with an action and pinned in a plan's input (JSON-safe, validated on the way in). */
 export const stepSchema: z.ZodType<Step> = z.discriminatedUnion('kind', [
@@ -249,6 +388,18 @@ export const stepSchema: z.ZodType<Step> = z.discriminatedUnion('kind', [
     timeoutSeconds: z.number().int().min(1).max(3600),
     ...stepBase,
   }),
+  z.object({
+    kind: z.literal('subplan'),
+    child: subplanRequestSchema,
+    onChildFailure: z.enum(CHILD_FAILURE_POLICIES),
+    ...stepBase,
+  }),
+  z.object({
+    kind: z.literal('parallel'),
+    children: z.array(subplanRequestSchema).min(2),
+    onChildFailure: z.enum(CHILD_FAILURE_POLICIES),
+    ...stepBase,
+  }),
 ]);
 
 /** One line naming a step: `create NOTES.md`, `run npm test`. */
@@ -265,6 +416,10 @@ export function describeStep(step: Step): string {
         return `delete ${step.files}`;
       case 'run':
         return `run ${step.command}`;
+      case 'subplan':
+        return `subplan ${step.child.action}`;
+      case 'parallel':
+        return `parallel subplans ${step.children.map((c) => c.action).join(', ')}`;
     }
   })();
   return step.description === null ? what : `${what} (${step.description})`;

@@ -145,6 +145,7 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
       if (filter.phase !== undefined) where.phase = filter.phase;
       if (filter.state !== undefined) where.state = filter.state;
       if (filter.actionName !== undefined) where.actionName = filter.actionName;
+      if (filter.parentPlanId !== undefined) where.parentPlanId = filter.parentPlanId;
       if (filter.projectName !== undefined) {
         const ids = await planIdsForProject(prisma, filter.projectName);
         if (ids.length === 0) return [];

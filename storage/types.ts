@@ -64,6 +64,8 @@ export interface PlanFilter {
   state?: ProcessingState;
   actionName?: string;
   projectName?: string;
+  /** The children of this plan (subplans it spawned). */
+  parentPlanId?: string;
   limit?: number;
 }
 

@@ -53,6 +53,24 @@ export interface PlanWorkflowState {
   retry: RetryPhaseRequest | null;
   /** Where the next phase's decisions hang: the last decision of the phase before. */
   parentDecisionSeq: number;
+  /**
+   * The child plans Execute spawned, in the order it spawned them (a replacement after the one it replaces).
+   * Absent in state carried over from an engine without subplans.
+   */
+  children?: ChildPlanRun[];
+}
+
+/** One child plan a subplan step spawned, and how it ended. */
+export interface ChildPlanRun {
+  stepIndex: number;
+  childIndex: number;
+  /** 0 for the child Strategize named; n for the n-th replacement of a child that failed. */
+  generation: number;
+  planId: string;
+  actionName: string;
+  outcome: 'running' | 'applied' | 'failed';
+  /** Why it failed; null otherwise. */
+  message: string | null;
 }
 
 /** What a run hands to the run it continues as: its state (the spec is the input's) and the gate it waits at. */
@@ -107,13 +125,18 @@ export const PlanStateKey = defineSearchAttributeKey('PlanState', 'KEYWORD');
 export const PlanActionKey = defineSearchAttributeKey('PlanAction', 'KEYWORD');
 export const PlanAutomationKey = defineSearchAttributeKey('PlanAutomation', 'KEYWORD');
 export const PlanAwaitingInputKey = defineSearchAttributeKey('PlanAwaitingInput', 'BOOL');
+/** The root plan's id, the same for a plan and all its subplans: `PlanRoot = "<id>"` finds a whole family. */
+export const PlanRootKey = defineSearchAttributeKey('PlanRoot', 'KEYWORD');
 
 /**
  * The search attributes a plan shows in this state. The one list both the start (the plan as queued) and every
  * later upsert use, so a new attribute cannot be set at start and forgotten afterwards.
  */
 export function planSearchAttributes(
-  plan: Pick<PlanSnapshot, 'phase' | 'state' | 'actionName' | 'automationLevel' | 'awaitingApproval'>,
+  plan: Pick<
+    PlanSnapshot,
+    'planId' | 'rootPlanId' | 'phase' | 'state' | 'actionName' | 'automationLevel' | 'awaitingApproval'
+  >,
 ): SearchAttributePair[] {
   return [
     { key: PlanPhaseKey, value: plan.phase },
@@ -121,6 +144,7 @@ export function planSearchAttributes(
     { key: PlanActionKey, value: plan.actionName },
     { key: PlanAutomationKey, value: plan.automationLevel },
     { key: PlanAwaitingInputKey, value: plan.awaitingApproval },
+    { key: PlanRootKey, value: plan.rootPlanId ?? plan.planId },
   ];
 }
 
@@ -131,6 +155,7 @@ export const SEARCH_ATTRIBUTE_DEFINITIONS: ReadonlyArray<{ name: string; type: '
   { name: PlanActionKey.name, type: 'Keyword' },
   { name: PlanAutomationKey.name, type: 'Keyword' },
   { name: PlanAwaitingInputKey.name, type: 'Bool' },
+  { name: PlanRootKey.name, type: 'Keyword' },
 ];
 
 /** The memo key holding the plan's human name, shown in the Web UI. */

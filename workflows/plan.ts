@@ -23,6 +23,7 @@ import { legacyPlanWorkflow } from './legacy-plan';
 import { countInvariantViolations } from './metrics';
 import { PlanRun, ROOT_SEQ, WORK_PHASES, describeFailure, isPhaseFailure, now } from './plan-run';
 import type { PhaseOutcome, PhaseWork } from './plan-run';
+import { runSubplans } from './subplans';
 
 /**
  * No limit on attempts: an unreachable database (StorageUnavailable) is retried until it answers, every 30 seconds at
@@ -259,14 +260,29 @@ async function phaseWork(
       // replay): a missing strategy is a bug in this workflow, which fails the workflow task, not the plan.
       if (state.strategy === null)
         throw new Error('Execute started without the strategy Strategize produced');
-      const result = await execute({ ...planRef, ...work, strategy: state.strategy, checkBefore });
+      // Child plans first, so the sandbox copies the projects as the children left them.
+      const children = await runSubplans(run, work);
+      if (!children.ok) return children;
+      const result = await execute({
+        ...planRef,
+        ...work,
+        // The children's decisions come first; the activity's follow them.
+        firstDecisionSeq: work.firstDecisionSeq + children.decisions.length,
+        strategy: state.strategy,
+        checkBefore,
+      });
       checks.keep(result.invariants ?? null);
       state.plan.sandboxRefs = result.sandboxRefs;
       state.plan.changesetId = result.changesetId;
       state.plan.validationSummary = result.validationSummary;
+      const decisions = [...children.decisions, ...result.decisions];
       return result.failure === null
-        ? { ok: true, summary: result.summary, decisions: result.decisions }
-        : { ok: false, failure: result.failure, decisions: result.decisions };
+        ? {
+            ok: true,
+            summary: children.summary === null ? result.summary : `${children.summary}; ${result.summary}`,
+            decisions,
+          }
+        : { ok: false, failure: result.failure, decisions };
     }
     case 'APPLY': {
       // Only a completed Execute leads here, and it always stores a changeset (an empty one when nothing changed).

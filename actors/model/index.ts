@@ -9,6 +9,7 @@
  */
 import type { Strategy } from '../../domain/steps';
 import { describeStep, stepFromFile } from '../../domain/steps';
+import { isFileStep } from '../../domain/subplans';
 import type {
   ActorSet,
   Estimate,
@@ -58,7 +59,7 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
       const suggestions =
         action.steps.length === 0
           ? 'The action suggests no steps.'
-          : `The action suggests these steps:\n${JSON.stringify(action.steps.map(wireFromStep), null, 2)}`;
+          : `The action suggests these steps:\n${JSON.stringify(action.steps.filter(isFileStep).map(wireFromStep), null, 2)}`;
       const user = [
         describePlan(plan),
         suggestions,

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { PlanSpec } from '../../domain/plan';
 import { commandProblems } from '../../domain/shell';
 import {
+  FILE_STEP_KINDS,
   STEP_KINDS,
   renderTemplate,
   stepFileSchema,
@@ -14,7 +15,7 @@ import {
   stepToFile,
   templateValues,
 } from '../../domain/steps';
-import type { Step, StepFile } from '../../domain/steps';
+import type { FileStep, StepFile } from '../../domain/steps';
 
 /**
  * A step as the model writes it. Action files name the verb by the key that holds the target (`run: npm test`),
@@ -24,7 +25,7 @@ import type { Step, StepFile } from '../../domain/steps';
  */
 const wireStepSchema = z.object({
   kind: z
-    .enum(STEP_KINDS)
+    .enum(FILE_STEP_KINDS)
     .describe('create a file, replace text, move a file, delete files, or run a command'),
   target: z
     .string()
@@ -97,7 +98,7 @@ function checkStrategy(
   ctx: z.RefinementCtx,
 ): void {
   reply.steps.forEach((step, index) => {
-    const found = stepProject(step.project ?? null, plan.projects);
+    const found = stepProject('project' in step ? (step.project ?? null) : null, plan.projects);
     if (!found.ok) ctx.addIssue({ code: 'custom', path: ['steps', index, 'project'], message: found.reason });
     // Which names exist does not depend on the project, only their values do; so a step whose project is refused
     // still has its placeholders checked, against the plan's first project (a plan always has one).
@@ -175,9 +176,9 @@ export const verdictReplySchema = z.object({
 });
 
 /** A step in the shape the model answers with, minus the nulls, so suggestions read like the expected answer. */
-export function wireFromStep(step: Step): Partial<WireStep> {
+export function wireFromStep(step: FileStep): Partial<WireStep> {
   const file = stepToFile(step) as Record<string, unknown>;
-  const kind = STEP_KINDS.find((k) => k in file) ?? step.kind;
+  const kind = FILE_STEP_KINDS.find((k) => k in file) ?? step.kind;
   const { [kind]: target, ...rest } = file;
   return { kind, target: target as string, ...rest };
 }

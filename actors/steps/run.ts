@@ -339,6 +339,17 @@ async function perform(
       }
       return { filesTouched: [], command: result };
     }
+    case 'subplan':
+    case 'parallel':
+      // The workflow spawns child plans before Execute's activity runs and hands it only the file steps; a subplan
+      // step reaching a sandbox means a caller skipped that split, and running nothing would hide it.
+      throw new StepError(
+        `${describeStep(step)}: a subplan step is run by the plan's workflow, not in a sandbox`,
+        null,
+        {
+          retryable: false,
+        },
+      );
   }
 }
 
