@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { asCliDict, planListRow, PLAN_LIST_COLUMNS } from '../render/plan-view';
+import { asCliDict, childRow, planListRow, PLAN_LIST_COLUMNS } from '../render/plan-view';
+import { familyDocument, familyRows, FAMILY_TREE_COLUMNS, richFamilyLines } from '../render/family-view';
+import { loadFamily } from '../family';
 import { AUTOMATION_CHOICES, PHASES, PROCESSING_STATES } from '../../domain/lifecycle';
 import type { AutomationLevel, Phase, ProcessingState } from '../../domain/lifecycle';
 import { parseArgumentPairs } from '../../domain/plan';
@@ -87,15 +89,18 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
     )
     .option('--action <name>', 'only plans of this action')
     .option('--project <name>', 'only plans targeting this project')
+    .option('--parent <plan-id>', 'only the subplans this plan spawned')
     .option('--limit <n>', 'at most this many plans', parsePositiveInt, 50)
     .addOption(formatOption())
     .action(async (opts) => {
+      const parent = opts.parent === undefined ? undefined : parsePlanId(opts.parent as string);
       const plans = await cli.withStores(({ plans: store }) =>
         store.listPlans({
           phase: opts.phase as Phase | undefined,
           state: opts.state as ProcessingState | undefined,
           actionName: opts.action as string | undefined,
           projectName: opts.project as string | undefined,
+          ...(parent === undefined ? {} : { parentPlanId: parent }),
           limit: opts.limit as number,
         }),
       );
@@ -110,14 +115,16 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
     .action(async (id: string, opts) => {
       const view = await cli.withPlans((client) => client.get(id));
       // What the plan enforces: its pinned set and the PLAN-scope invariants added to it since, merged.
-      const added = await cli.withStores(({ invariants }) =>
-        invariants.list({ scope: 'PLAN', target: view.planId }),
-      );
+      const { added, children } = await cli.withStores(async ({ invariants, plans }) => ({
+        added: await invariants.list({ scope: 'PLAN', target: view.planId }),
+        children: view.childPlanIds.length === 0 ? [] : await plans.listPlans({ parentPlanId: view.planId }),
+      }));
       cli.show(
-        asCliDict({
-          ...view,
-          invariants: enforcedInvariants(view.invariants, added),
-        }),
+        {
+          ...asCliDict({ ...view, invariants: enforcedInvariants(view.invariants, added) }),
+          // Where each subplan is, so a parent waiting in Execute says what it waits for.
+          ...(children.length === 0 ? {} : { children: children.reverse().map(childRow) }),
+        },
         opts.format,
       );
     });
@@ -210,9 +217,29 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
     .argument(PLAN_ID, PLAN_ID_HELP)
     .option('--show-superseded', 'include decisions replaced by a correction', false)
     .option('--depth <n>', 'deepest level to show, the root being 0 (0 = unlimited)', parseNonNegativeInt, 0)
+    .option(
+      '--subplans',
+      'show the trees of the plans it spawned under the decisions that spawned them',
+      false,
+    )
     .addOption(formatOption())
     .action(async (id: string, opts) => {
       const planId = parsePlanId(id);
+      const format = opts.format as OutputFormat;
+      if (opts.subplans === true) {
+        const family = await cli.withStores(async (stores) => {
+          const loaded = await loadFamily(stores, planId, {
+            showSuperseded: opts.showSuperseded as boolean,
+            depth: opts.depth as number,
+          });
+          if (loaded === null) throw new PlanClientError('notFound', `no plan with id ${id}`);
+          return loaded;
+        });
+        if (format === 'rich') cli.print(richFamilyLines(family, cli.style).join('\n'));
+        else if (format === 'json' || format === 'yaml') cli.showDocument(familyDocument(family), format);
+        else cli.showRows(familyRows(family), FAMILY_TREE_COLUMNS, format);
+        return;
+      }
       const tree = await cli.withStores(async ({ plans, decisions }) => {
         if ((await plans.getPlan(planId)) === null)
           throw new PlanClientError('notFound', `no plan with id ${id}`);
@@ -221,7 +248,6 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
           depth: opts.depth as number,
         });
       });
-      const format = opts.format as OutputFormat;
       if (format === 'rich') {
         cli.print(richTreeLines(tree, cli.style).join('\n'));
       } else if (format === 'json' || format === 'yaml') {

@@ -140,6 +140,19 @@ export function asCliDict(
   return dict;
 }
 
+/** A subplan as `plan show` lists it under its parent: where it is, so a waiting parent says what it waits for. */
+export function childRow(
+  plan: Pick<PlanFields, 'planId' | 'name' | 'actionName' | 'phase' | 'state'>,
+): Record<string, unknown> {
+  return {
+    plan_id: plan.planId,
+    name: plan.name,
+    action_name: plan.actionName,
+    phase: plan.phase,
+    state: plan.state,
+  };
+}
+
 /** The fields a `plan list` row needs. */
 export type PlanListSource = Pick<
   PlanFields,

@@ -49,6 +49,8 @@ const PLAIN_STYLE: RichTreeStyle = { type: (t) => t, dim: (t) => t };
 export function richTreeLines<T extends ViewDecision>(
   tree: DecisionTree<T>,
   style: RichTreeStyle = PLAIN_STYLE,
+  /** Lines to show under a decision, indented as its children are (`--subplans`: the plans it spawned). */
+  under: (decision: T) => string[] = () => [],
 ): string[] {
   const nodes = depthFirst(tree);
   const byId = new Map(tree.nodes.map((node) => [node.decision.decisionId, node]));
@@ -59,7 +61,17 @@ export function richTreeLines<T extends ViewDecision>(
   }
   const lines: string[] = [];
   for (const node of nodes) {
-    lines.push(prefix(node, byId, lastChild) + label(node, style));
+    const nodePrefix = prefix(node, byId, lastChild);
+    lines.push(nodePrefix + label(node, style));
+    const extra = under(node.decision);
+    if (extra.length === 0) continue;
+    // The node's own line continues down to its decision children; the extra lines sit beside that line.
+    const continued =
+      node.depth === 0
+        ? ''
+        : nodePrefix.slice(0, -4) + (lastChild.has(node.decision.decisionId) ? '    ' : '│   ');
+    const bar = node.childIds.length > 0 ? '│ ' : '  ';
+    for (const line of extra) lines.push(`${continued}${bar}${line}`);
   }
   if (tree.hiddenByDepth > 0)
     lines.push(style.dim(`(${tree.hiddenByDepth} deeper decisions hidden by --depth)`));

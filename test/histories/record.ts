@@ -18,6 +18,7 @@ import { PlanClient } from '../../client/plans';
 import type { ActorRegistry } from '../../actors';
 import { parseActionFile } from '../../domain/action-file';
 import type { AutomationLevel } from '../../domain/lifecycle';
+import { childPlanId } from '../../domain/subplans';
 import { ensureTemporalCli } from '../../scripts/temporal-cli';
 import * as drives from '../helpers/drives';
 import { FakeModelServer, wireStep } from '../helpers/fake-model-server';
@@ -163,7 +164,55 @@ const SCENARIOS: Record<string, Scenario> = {
       await approveToTheEnd(h, planId);
     },
   },
+
+  /**
+   * A fully automatic parent spawns two child plans in parallel; one waits at its gates for a person, and the
+   * parent, waiting in Execute, finishes once that child is applied.
+   */
+  'full-subplans': {
+    level: 'FULL_AUTOMATION',
+    action: { name: 'local/family-recorded', arguments: {} },
+    async drive(h, planId) {
+      const waiting = childPlanId(planId, { stepIndex: 0, childIndex: 1 });
+      for (;;) {
+        const found = await h.client.get(waiting).catch(() => null);
+        if (found !== null) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await approveToTheEnd(h, waiting);
+      const done = await h.client.waitForInput(planId);
+      if (done.phase !== 'APPLIED')
+        throw new Error(`plan ${planId} did not finish: ${done.phase} ${done.state}`);
+    },
+  },
 };
+
+/** The actions the scenarios use besides local/example. */
+const RECORDED_ACTIONS = [
+  'name: local/model-recorded\nactors:\n  strategy: model\n',
+  `name: local/writer-recorded
+arguments:
+  - name: file
+    type: string
+    required: true
+steps:
+  - create: "{{file}}"
+    content: "written\\n"
+    overwrite: true
+`,
+  `name: local/family-recorded
+steps:
+  - parallel:
+      - subplan: local/writer-recorded
+        arguments: { file: first.txt }
+      - subplan: local/writer-recorded
+        arguments: { file: second.txt }
+        automation: manual
+  - create: FAMILY.md
+    content: "both children applied\\n"
+    overwrite: true
+`,
+];
 
 async function record(h: Harness, name: string, scenario: Scenario): Promise<void> {
   const client =
@@ -223,9 +272,11 @@ async function main(names: string[]): Promise<number> {
   }
   process.env.TEMPORAL_CLI_PATH = await ensureTemporalCli();
   const h = await createHarness();
-  const model = parseActionFile('name: local/model-recorded\nactors:\n  strategy: model\n', 'action.yaml');
-  if (!model.ok) throw new Error(model.error);
-  await h.catalog.putAction(model.action);
+  for (const yaml of RECORDED_ACTIONS) {
+    const parsed = parseActionFile(yaml, 'action.yaml');
+    if (!parsed.ok) throw new Error(parsed.error);
+    await h.catalog.putAction(parsed.action);
+  }
   try {
     for (const name of names) {
       const scenario = SCENARIOS[name];

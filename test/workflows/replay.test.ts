@@ -39,6 +39,7 @@ it('has the recorded histories to replay', () => {
     'actors-review-invariant-retried.json',
     'lean-full-command-review.json',
     'lean-full-errored-retried.json',
+    'lean-full-subplans.json',
     'lean-manual-applied.json',
     'lean-manual-continued-first.json',
     'lean-manual-continued-last.json',

@@ -153,6 +153,39 @@ describe('a parallel group of three children', () => {
       expect(completed?.message).toContain('3 subplans applied');
       const seqs = (await h.plans.listDecisions(parentId)).map((d) => d.seq);
       expect(seqs).toEqual(seqs.map((_, i) => i));
+
+      // The family through the CLI: group 11 on both sides, the children listed, the trees nested.
+      const shown = JSON.parse((await h.cli('plan', 'show', parentId, '--format', 'json')).stdout);
+      expect(shown.child_plan_ids.sort()).toEqual([...ids].sort());
+      expect(shown.children).toHaveLength(3);
+      for (const child of shown.children)
+        expect(child).toMatchObject({ phase: 'APPLIED', state: 'COMPLETE' });
+      const childShown = JSON.parse((await h.cli('plan', 'show', bId, '--format', 'json')).stdout);
+      expect(childShown).toMatchObject({ parent_plan_id: parentId, root_plan_id: parentId, depth: 1 });
+      const keys = Object.keys(childShown);
+      expect(keys.slice(keys.indexOf('created_at'))).toEqual([
+        'created_at',
+        'updated_at',
+        'parent_plan_id',
+        'root_plan_id',
+        'depth',
+      ]);
+      const listed = JSON.parse(
+        (await h.cli('plan', 'list', '--parent', parentId, '--format', 'json')).stdout,
+      );
+      expect(listed.map((row: { plan_id: string }) => row.plan_id).sort()).toEqual([...ids].sort());
+      const family = JSON.parse(
+        (await h.cli('plan', 'tree', parentId, '--subplans', '--format', 'json')).stdout,
+      );
+      const spawnNode = family.nodes.find(
+        (n: { decision_type: string }) => n.decision_type === 'subplan_parallel_spawn',
+      );
+      expect(spawnNode.subplans.map((c: { plan_id: string }) => c.plan_id)).toEqual(ids);
+      expect(spawnNode.subplans[1].nodes[0].decision_type).toBe('prompt_definition');
+      const rich = (await h.cli('plan', 'tree', parentId, '--subplans', '--format', 'rich')).stdout;
+      for (const id of ids) expect(rich).toContain(`⇢ subplan ${id} local/writer`);
+      const table = (await h.cli('plan', 'tree', parentId, '--subplans', '--format', 'plain')).stdout;
+      expect(table).toContain(bId);
     });
   });
 });
