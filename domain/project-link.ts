@@ -156,12 +156,10 @@ export function childProjectLinks(
   if (requested === null) return { ok: true, links: parentLinks.map((link) => ({ ...link })) };
   const links: ProjectLink[] = [];
   for (const text of requested) {
-    const parsed = parseProjectLinkOption(text);
-    if (!parsed.ok) return { ok: false, error: parsed.error.replace('--project', 'projects:') };
-    const wanted = parsed.link;
-    const parent = parentLinks.find(
-      (link) => link.projectName === wanted.projectName || link.alias === wanted.projectName,
-    );
+    // The first part names one of the parent's links, by project name or alias; the rest is the link grammar's.
+    const [head = '', ...rest] = text.split(':');
+    const named = head.trim().toLowerCase();
+    const parent = parentLinks.find((link) => link.projectName === named || link.alias === named);
     if (parent === undefined) {
       const linked = parentLinks.map((l) =>
         l.alias === null ? l.projectName : `${l.projectName} (${l.alias})`,
@@ -173,6 +171,9 @@ export function childProjectLinks(
           `projects (linked: ${linked.join(', ')})`,
       };
     }
+    const parsed = parseProjectLinkOption([parent.projectName, ...rest].join(':'));
+    if (!parsed.ok) return { ok: false, error: parsed.error.replace('--project', 'projects:') };
+    const wanted = parsed.link;
     if (links.some((link) => link.projectName === parent.projectName)) {
       return { ok: false, error: `projects: ${parent.projectName} is listed twice` };
     }
