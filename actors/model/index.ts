@@ -9,7 +9,7 @@
  */
 import type { Strategy } from '../../domain/steps';
 import { describeStep, stepFromFile } from '../../domain/steps';
-import { isFileStep } from '../../domain/subplans';
+import { isSubplanStep, spawnDecision } from '../../domain/subplans';
 import type {
   ActorSet,
   Estimate,
@@ -59,7 +59,7 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
       const suggestions =
         action.steps.length === 0
           ? 'The action suggests no steps.'
-          : `The action suggests these steps:\n${JSON.stringify(action.steps.filter(isFileStep).map(wireFromStep), null, 2)}`;
+          : `The action suggests these steps:\n${JSON.stringify(action.steps.flatMap(wireFromStep), null, 2)}`;
       const user = [
         describePlan(plan),
         suggestions,
@@ -91,6 +91,15 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
         },
       });
       for (const [index, step] of steps.entries()) {
+        if (isSubplanStep(step)) {
+          call.log.record({
+            ...spawnDecision(plan.planId, index, step, steps.length),
+            confidence: null,
+            rationale: step.description ?? `Part of the chosen approach: ${reply.summary}`,
+            parentSeq: approach,
+          });
+          continue;
+        }
         call.log.record({
           type: 'strategy_choice',
           question: `Step ${index + 1} of ${steps.length}: what does it do?`,

@@ -5,8 +5,11 @@
  */
 import { z } from 'zod';
 import type { PlanSpec } from '../../domain/plan';
+import { AUTOMATION_CHOICES, AUTOMATION_LEVELS } from '../../domain/lifecycle';
+import type { AutomationLevel } from '../../domain/lifecycle';
 import { commandProblems } from '../../domain/shell';
 import {
+  CHILD_FAILURE_POLICIES,
   FILE_STEP_KINDS,
   STEP_KINDS,
   renderTemplate,
@@ -15,7 +18,7 @@ import {
   stepToFile,
   templateValues,
 } from '../../domain/steps';
-import type { FileStep, StepFile } from '../../domain/steps';
+import type { Step, StepFile } from '../../domain/steps';
 
 /**
  * A step as the model writes it. Action files name the verb by the key that holds the target (`run: npm test`),
@@ -23,14 +26,21 @@ import type { FileStep, StepFile } from '../../domain/steps';
  * present, null when it does not apply) and it is turned into the action-file shape before `stepFileSchema`
  * judges it, so action files and models meet the same rules.
  */
+/** What a model may propose: the file steps, and single child plans (a group is for action authors). */
+const MODEL_STEP_KINDS = [...FILE_STEP_KINDS, 'subplan'] as const;
+
 const wireStepSchema = z.object({
   kind: z
-    .enum(FILE_STEP_KINDS)
-    .describe('create a file, replace text, move a file, delete files, or run a command'),
+    .enum(MODEL_STEP_KINDS)
+    .describe(
+      'create a file, replace text, move a file, delete files, run a command, or hand part of the work to a ' +
+        'child plan of another action (subplan)',
+    ),
   target: z
     .string()
     .describe(
-      'create: the file path; replace and delete: a path or glob; move: the path to move; run: the command',
+      'create: the file path; replace and delete: a path or glob; move: the path to move; run: the command; ' +
+        'subplan: the action the child plan runs (namespace/name)',
     ),
   content: nullableField(z.string(), 'create: the whole file content'),
   overwrite: nullableField(z.boolean(), 'create: whether an existing file may be replaced (default false)'),
@@ -48,6 +58,26 @@ const wireStepSchema = z.object({
     z.string(),
     "a linked project's name or alias",
     'null for the first writable project',
+  ),
+  projects: nullableField(
+    z.array(z.string()),
+    'subplan: the projects of this plan the child works on, by name or alias (name::ro to make one read-only)',
+    "null for all of this plan's projects",
+  ),
+  arguments: nullableField(
+    z.array(z.object({ name: z.string(), value: z.string() })),
+    "subplan: the child action's arguments",
+    'null for none',
+  ),
+  automation: nullableField(
+    z.enum(AUTOMATION_CHOICES),
+    'subplan: how much the child runs without a person (manual, review, full)',
+    "null for this plan's level",
+  ),
+  on_child_failure: nullableField(
+    z.enum(CHILD_FAILURE_POLICIES),
+    'subplan: fail this plan when the child fails, or continue without it',
+    'null for fail',
   ),
 });
 type WireStep = z.input<typeof wireStepSchema>;
@@ -69,6 +99,10 @@ const modelStepSchema = wireStepSchema.transform((wire, ctx): StepFile => {
   const file: Record<string, unknown> = { [kind]: target };
   for (const [key, value] of Object.entries(rest)) {
     if (value !== null && value !== undefined) file[key] = value;
+  }
+  // Strict structured output has no free-form maps: the child's arguments come as name/value pairs.
+  if (Array.isArray(rest.arguments)) {
+    file.arguments = Object.fromEntries(rest.arguments.map(({ name, value }) => [name, value]));
   }
   const parsed = stepFileSchema.safeParse(file);
   if (parsed.success) return parsed.data;
@@ -98,6 +132,24 @@ function checkStrategy(
   ctx: z.RefinementCtx,
 ): void {
   reply.steps.forEach((step, index) => {
+    if ('subplan' in step) {
+      // A child plan's projects and action are checked against the catalog when Strategize ends; here, what only
+      // this plan can tell: its argument templates name values it has.
+      const first = plan.projects[0];
+      const values = first === undefined ? {} : templateValues(plan, first);
+      for (const [name, text] of Object.entries(step.arguments ?? {})) {
+        try {
+          renderTemplate(String(text), values);
+        } catch (error) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['steps', index, 'arguments', name],
+            message: (error as Error).message,
+          });
+        }
+      }
+      return;
+    }
     const found = stepProject('project' in step ? (step.project ?? null) : null, plan.projects);
     if (!found.ok) ctx.addIssue({ code: 'custom', path: ['steps', index, 'project'], message: found.reason });
     // Which names exist does not depend on the project, only their values do; so a step whose project is refused
@@ -175,10 +227,45 @@ export const verdictReplySchema = z.object({
   evidence: z.string().trim().min(1, 'must not be empty').describe('the facts the status rests on, briefly'),
 });
 
-/** A step in the shape the model answers with, minus the nulls, so suggestions read like the expected answer. */
-export function wireFromStep(step: FileStep): Partial<WireStep> {
+/**
+ * An action's step in the shape the model answers with, minus the nulls, so suggestions read like the expected
+ * answer. A parallel group has no such shape (a model proposes single child plans): it is shown as its children.
+ */
+export function wireFromStep(step: Step): Array<Partial<WireStep>> {
+  if (step.kind === 'parallel') {
+    return step.children.flatMap((child) =>
+      wireFromStep({
+        kind: 'subplan',
+        child,
+        onChildFailure: step.onChildFailure,
+        description: child.description,
+        project: null,
+      }),
+    );
+  }
   const file = stepToFile(step) as Record<string, unknown>;
-  const kind = FILE_STEP_KINDS.find((k) => k in file) ?? step.kind;
+  const { kind } = step;
   const { [kind]: target, ...rest } = file;
-  return { kind, target: target as string, ...rest };
+  if (step.kind === 'subplan') {
+    const { arguments: args, automation, ...others } = rest;
+    return [
+      {
+        kind,
+        target: target as string,
+        ...others,
+        ...(args === undefined
+          ? {}
+          : {
+              arguments: Object.entries(args as Record<string, string>).map(([name, value]) => ({
+                name,
+                value,
+              })),
+            }),
+        ...(automation === undefined
+          ? {}
+          : { automation: AUTOMATION_CHOICES[AUTOMATION_LEVELS.indexOf(automation as AutomationLevel)] }),
+      },
+    ];
+  }
+  return [{ kind, target: target as string, ...rest }];
 }

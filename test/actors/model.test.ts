@@ -24,6 +24,7 @@ import { DecisionLog } from '../../domain/decision-log';
 import { planSpecSchema } from '../../domain/schemas';
 import type { PlanSpec } from '../../domain/schemas';
 import { stepFromFile } from '../../domain/steps';
+import { childPlanId } from '../../domain/subplans';
 import { FakeModelServer, wireStep } from '../helpers/fake-model-server';
 import type { RecordedRequest } from '../helpers/fake-model-server';
 import { waitUntil } from '../helpers/wait';
@@ -399,6 +400,75 @@ describe('model strategy actor', () => {
     );
     expect(result.steps).toEqual([stepFromFile({ run: 'echo {{greeting}} > NOTES.md' })]);
     expect(result.validation).toBe('grep -q -- {{greeting}} NOTES.md');
+  });
+
+  it('proposes a child plan, re-asked when it names a value the plan lacks, and records its spawn', async () => {
+    const subplan = (value: string) =>
+      wireStep({
+        kind: 'subplan',
+        target: 'local/lint',
+        projects: ['api::ro'],
+        arguments: [{ name: 'dir', value }],
+        automation: 'review',
+        on_child_failure: null,
+      });
+    const unknownValue = { ...validStrategy, steps: [subplan('{{nope}}')] };
+    const stray = {
+      ...validStrategy,
+      steps: [wireStep({ kind: 'create', target: 'x', content: '', automation: 'full' })],
+    };
+    const fixed = { ...validStrategy, steps: [subplan('{{path}}/lib')] };
+    server.replyContent(unknownValue).replyContent(fixed);
+    const call = actorCall();
+    const result = await actors(modelConfig(server, { maxAttempts: 2 })).strategy.strategize({
+      ...call,
+      action,
+    });
+
+    const retry = sent(server.requests[1]).messages;
+    expect(retry[3]?.content).toContain('steps.0.arguments.dir: the template refers to "nope"');
+    expect(result.steps).toEqual([
+      stepFromFile({
+        subplan: 'local/lint',
+        projects: ['api::ro'],
+        arguments: { dir: '{{path}}/lib' },
+        automation: 'REVIEW_BEFORE_APPLY',
+      }),
+    ]);
+    const spawn = call.log.drafts()[1];
+    expect(spawn).toMatchObject({ type: 'subplan_spawn', parentSeq: 5, actor: 'model' });
+    expect(spawn?.downstreamPlanIds).toEqual([childPlanId(plan.planId, { stepIndex: 0, childIndex: 0 })]);
+
+    // The action's own subplan steps are suggested in the same shape, a group as its children.
+    const family: ActionDefinition = {
+      steps: [
+        stepFromFile({ subplan: 'local/lint', arguments: { dir: 'src' }, automation: 'FULL_AUTOMATION' }),
+        stepFromFile({ parallel: [{ subplan: 'local/a' }, { subplan: 'local/b', projects: ['api'] }] }),
+      ],
+      validation: null,
+    };
+    server.replyContent(fixed);
+    await actors(modelConfig(server)).strategy.strategize({ ...actorCall(), action: family });
+    const suggested = sent(server.requests.at(-1)).messages[1]?.content ?? '';
+    const start =
+      suggested.indexOf('The action suggests these steps:\n') + 'The action suggests these steps:\n'.length;
+    const listed = JSON.parse(suggested.slice(start, suggested.indexOf('\n]', start) + 2));
+    expect(listed).toEqual([
+      {
+        kind: 'subplan',
+        target: 'local/lint',
+        arguments: [{ name: 'dir', value: 'src' }],
+        automation: 'full',
+      },
+      { kind: 'subplan', target: 'local/a' },
+      { kind: 'subplan', target: 'local/b', projects: ['api'] },
+    ]);
+
+    // A subplan's fields on another kind of step are refused like any stray field.
+    server.replyContent(stray).replyContent(stray);
+    await expect(actors(modelConfig(server)).strategy.strategize({ ...actorCall(), action })).rejects.toThrow(
+      'steps.0.automation: must be null for a create step',
+    );
   });
 
   it('fails with ModelOutputError when the reply is still invalid after the last attempt', async () => {
