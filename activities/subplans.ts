@@ -13,7 +13,7 @@ import { resolvePlanSpec } from '../domain/resolve';
 import { renderTemplate, TemplateError, templateValues } from '../domain/steps';
 import type { SubplanRequest, SubplanStep } from '../domain/steps';
 import { childProjectLinks } from '../domain/project-link';
-import { checkSubplanDepth, childPlanId, childRequests } from '../domain/subplans';
+import { checkSubplanDepth, childPlanId, childRequests, MAX_SUBPLAN_DEPTH } from '../domain/subplans';
 import type { InvariantStore } from '../storage/invariants';
 import type { CatalogStore, PlanStore } from '../storage/types';
 import type { PrepareSubplansInput, PrepareSubplansResult } from './contracts';
@@ -44,7 +44,10 @@ export function createSubplanResolver(deps: SubplanDependencies) {
     planId: string,
     createdAt: string,
   ): Promise<PlanSpec> {
-    const family = checkSubplanDepth(parent);
+    const family = checkSubplanDepth(
+      parent,
+      parent.effectiveProfileSnapshot?.maxSubplanDepth ?? MAX_SUBPLAN_DEPTH,
+    );
     if (!family.ok) refuse(stepIndex, child, family.error);
     const action = await catalog.getAction(child.action);
     if (action === null) refuse(stepIndex, child, 'unknown action (see agents action list)');
@@ -66,7 +69,10 @@ export function createSubplanResolver(deps: SubplanDependencies) {
     } else {
       // The parent's profile as the parent froze it, not as the catalog holds it now: a family runs by one rule set.
       const snapshot = parent.effectiveProfileSnapshot;
-      profile = snapshot === null ? null : { ...snapshot, description: '' };
+      profile =
+        snapshot === null
+          ? null
+          : { ...snapshot, description: '', maxSubplanDepth: snapshot.maxSubplanDepth ?? MAX_SUBPLAN_DEPTH };
     }
     // The first link's values stand for the parent's: `{{project.name}}` in an argument means the parent's first.
     const firstLink = parent.projects[0];

@@ -15,6 +15,7 @@ import {
 } from './schemas';
 import type { ProfileSnapshot } from './schemas';
 import { stepSchema } from './steps';
+import { MAX_SUBPLAN_DEPTH, MAX_SUBPLAN_DEPTH_LIMIT } from './subplans';
 
 export const ARGUMENT_TYPES = ['string', 'integer', 'number', 'boolean'] as const;
 export type ArgumentType = (typeof ARGUMENT_TYPES)[number];
@@ -79,6 +80,7 @@ export const automationProfileSchema = z.object({
   minDecisionConfidence: profileThresholdsSchema.shape.minDecisionConfidence.default(0.8),
   maxAutoRetries: profileThresholdsSchema.shape.maxAutoRetries.default(DEFAULT_MAX_AUTO_RETRIES),
   approvalTimeoutSeconds: profileThresholdsSchema.shape.approvalTimeoutSeconds.default(null),
+  maxSubplanDepth: z.number().int().min(0).max(MAX_SUBPLAN_DEPTH_LIMIT).default(MAX_SUBPLAN_DEPTH),
 });
 export type AutomationProfile = z.infer<typeof automationProfileSchema>;
 
@@ -102,5 +104,6 @@ export function profileSnapshot(profile: AutomationProfile): ProfileSnapshot {
     minDecisionConfidence: profile.minDecisionConfidence,
     maxAutoRetries: profile.maxAutoRetries,
     approvalTimeoutSeconds: profile.approvalTimeoutSeconds,
+    maxSubplanDepth: profile.maxSubplanDepth,
   };
 }

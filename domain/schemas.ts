@@ -5,6 +5,7 @@ import { isUlid } from './ids';
 import { ARGUMENT_KEY_PATTERN, defaultExecutionPolicy, noActorRefs } from './plan';
 import { stepSchema } from './steps';
 import { invariantRuleSchema } from './invariant-rule';
+import { MAX_SUBPLAN_DEPTH_LIMIT } from './subplans';
 
 /** `namespace/name`, e.g. `local/code-review`. */
 const NAMESPACED = /^[a-z0-9][a-z0-9_-]*\/[a-z0-9][a-z0-9._-]*$/;
@@ -92,6 +93,11 @@ export const profileThresholdsSchema = z.object({
   maxAutoRetries: z.number().int().min(0).max(20),
   /** How long a gate waits for approval before the plan is flagged; null waits indefinitely. */
   approvalTimeoutSeconds: z.number().int().positive().nullable(),
+  /**
+   * How many levels of subplans may hang below a plan's root (0: none). Absent from snapshots frozen before
+   * subplans: those plans get the default, MAX_SUBPLAN_DEPTH.
+   */
+  maxSubplanDepth: z.number().int().min(0).max(MAX_SUBPLAN_DEPTH_LIMIT).optional(),
 });
 
 /** The thresholds of an automation profile, frozen into a plan at creation (`effective_profile_snapshot`). */

@@ -15,8 +15,11 @@
 import type { DecisionDraft } from './decision';
 import type { ChildFailurePolicy, FileStep, Step, SubplanRequest, SubplanStep } from './steps';
 
-/** How many levels of subplans a plan may have below it (a root plan is depth 0). */
+/** How many levels of subplans a plan may have below it (a root plan is depth 0), unless its profile says. */
 export const MAX_SUBPLAN_DEPTH = 3;
+
+/** The most a profile may allow: a family deeper than this is a runaway, not a design. */
+export const MAX_SUBPLAN_DEPTH_LIMIT = 10;
 
 /** A child plan's place in its parent's strategy: which step spawned it and which of the step's children it is. */
 export interface ChildPosition {

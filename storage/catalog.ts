@@ -104,6 +104,7 @@ export function createCatalogStore(prisma: PrismaClient, options: CatalogStoreOp
         minDecisionConfidence: profile.minDecisionConfidence,
         maxAutoRetries: profile.maxAutoRetries,
         approvalTimeoutSeconds: profile.approvalTimeoutSeconds,
+        maxSubplanDepth: profile.maxSubplanDepth,
       };
       return put(
         async (tx) => (await tx.automationProfile.count({ where })) > 0,
@@ -201,6 +202,7 @@ function toStoredProfile(row: AutomationProfileRow): Stored<AutomationProfile> {
       minDecisionConfidence: row.minDecisionConfidence,
       maxAutoRetries: row.maxAutoRetries,
       approvalTimeoutSeconds: row.approvalTimeoutSeconds,
+      maxSubplanDepth: row.maxSubplanDepth,
     }),
     builtIn: false,
     ...timestamps(row),

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { profileCliDict, profileListRow, PROFILE_LIST_COLUMNS } from '../render/catalog-view';
 import { AUTOMATION_CHOICES } from '../../domain/lifecycle';
+import { MAX_SUBPLAN_DEPTH, MAX_SUBPLAN_DEPTH_LIMIT } from '../../domain/subplans';
 import { getOrFail, parseName, removeOrFail, validateProfile } from '../catalog';
 import type { CliRuntime } from './runtime';
 import {
@@ -31,6 +32,11 @@ export function registerProfileCommands(program: Command, cli: CliRuntime): void
     .option('--min-confidence <0..1>', 'minimum decision confidence for automatic advance', parseFraction)
     .option('--max-retries <n>', 'maximum automatic retries of a failed Execute step', parseNonNegativeInt)
     .option('--approval-timeout <seconds>', 'how long a gate waits for approval', parsePositiveInt)
+    .option(
+      '--max-subplan-depth <n>',
+      `how many levels of subplans may hang below a plan (0 = none; default ${MAX_SUBPLAN_DEPTH}, at most ${MAX_SUBPLAN_DEPTH_LIMIT})`,
+      parseNonNegativeInt,
+    )
     .option('-d, --description <text>', 'what the profile is for')
     .addOption(formatOption())
     .action(async (name: string, opts) => {
@@ -40,6 +46,7 @@ export function registerProfileCommands(program: Command, cli: CliRuntime): void
         ...(opts.minConfidence === undefined ? {} : { minDecisionConfidence: opts.minConfidence }),
         ...(opts.maxRetries === undefined ? {} : { maxAutoRetries: opts.maxRetries }),
         ...(opts.approvalTimeout === undefined ? {} : { approvalTimeoutSeconds: opts.approvalTimeout }),
+        ...(opts.maxSubplanDepth === undefined ? {} : { maxSubplanDepth: opts.maxSubplanDepth }),
         ...(opts.description === undefined ? {} : { description: opts.description }),
       });
       const stored = await cli.withStores(async ({ catalog }) => {

@@ -39,7 +39,7 @@ export function projectCliDict(stored: Stored<Project>): Record<string, unknown>
 
 /**
  * `profile show`: name, description (when non-empty), automation_level, min_decision_confidence,
- * max_auto_retries, approval_timeout_seconds (only when set: unset means a gate waits indefinitely), built_in
+ * max_auto_retries, approval_timeout_seconds (only when set: unset means a gate waits indefinitely), max_subplan_depth, built_in
  * (when true), created_at, updated_at.
  */
 export function profileCliDict(stored: Stored<AutomationProfile>): Record<string, unknown> {
@@ -94,6 +94,7 @@ export function profileListRow(stored: Stored<AutomationProfile>): Record<string
     min_decision_confidence: p.minDecisionConfidence,
     max_auto_retries: p.maxAutoRetries,
     approval_timeout_seconds: p.approvalTimeoutSeconds,
+    max_subplan_depth: p.maxSubplanDepth,
     built_in: stored.builtIn,
     description: p.description,
   };
@@ -105,6 +106,7 @@ export const PROFILE_LIST_COLUMNS: readonly string[] = [
   'min_decision_confidence',
   'max_auto_retries',
   'approval_timeout_seconds',
+  'max_subplan_depth',
   'built_in',
   'description',
 ];

@@ -5,6 +5,7 @@
  */
 import { orderInvariants } from '../../domain/invariant';
 import type { PlanFields, ProfileSnapshot, ProjectLink } from '../../domain/plan';
+import { MAX_SUBPLAN_DEPTH } from '../../domain/subplans';
 
 /**
  * A project link for display. Decision: an object, not a `name:alias:ro` string, so JSON/YAML readers get named
@@ -26,7 +27,11 @@ export function projectLinkCliDict(link: ProjectLink): Record<string, unknown> {
 export function profileThresholds(
   p: Pick<
     ProfileSnapshot,
-    'automationLevel' | 'minDecisionConfidence' | 'maxAutoRetries' | 'approvalTimeoutSeconds'
+    | 'automationLevel'
+    | 'minDecisionConfidence'
+    | 'maxAutoRetries'
+    | 'approvalTimeoutSeconds'
+    | 'maxSubplanDepth'
   >,
 ): Record<string, unknown> {
   return {
@@ -34,13 +39,15 @@ export function profileThresholds(
     min_decision_confidence: p.minDecisionConfidence,
     max_auto_retries: p.maxAutoRetries,
     ...(p.approvalTimeoutSeconds === null ? {} : { approval_timeout_seconds: p.approvalTimeoutSeconds }),
+    // A snapshot frozen before subplans has none: such a plan runs with the default, so that is what is shown.
+    max_subplan_depth: p.maxSubplanDepth ?? MAX_SUBPLAN_DEPTH,
   };
 }
 
 /**
  * The `automation_profile` value of a plan. Decision: one key (the seed's group 4 has one), holding the frozen
  * `effective_profile_snapshot` with its name first: `{ name, automation_level, min_decision_confidence,
- * max_auto_retries, approval_timeout_seconds? }`. What governs the plan is the snapshot, not the profile as the
+ * max_auto_retries, approval_timeout_seconds?, max_subplan_depth }`. What governs the plan is the snapshot, not the profile as the
  * catalog holds it today, so the snapshot is what is shown. (Its `automation_level` is the profile's; the plan's own
  * `automation_level`, which an explicit --automation may override, follows in the same group.)
  */

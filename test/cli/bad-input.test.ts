@@ -48,6 +48,7 @@ beforeAll(async () => {
     minDecisionConfidence: 0.9,
     maxAutoRetries: 1,
     approvalTimeoutSeconds: null,
+    maxSubplanDepth: 3,
   });
 });
 

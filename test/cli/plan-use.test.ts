@@ -153,6 +153,7 @@ describe('a fully resolved plan', () => {
       min_decision_confidence: 0.9,
       max_auto_retries: 1,
       approval_timeout_seconds: 3600,
+      max_subplan_depth: 3,
     },
     automation_level: 'MANUAL',
     arguments: { path: 'src', depth: 3, strict: false },

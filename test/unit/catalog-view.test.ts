@@ -54,6 +54,7 @@ describe('profileCliDict', () => {
       'min_decision_confidence',
       'max_auto_retries',
       'approval_timeout_seconds',
+      'max_subplan_depth',
       'created_at',
       'updated_at',
     ]);
@@ -71,6 +72,7 @@ describe('profileCliDict', () => {
       'automation_level',
       'min_decision_confidence',
       'max_auto_retries',
+      'max_subplan_depth',
       'built_in',
       'created_at',
       'updated_at',
@@ -121,6 +123,7 @@ describe('profileSnapshot', () => {
       minDecisionConfidence: 0.9,
       maxAutoRetries: 1,
       approvalTimeoutSeconds: 3600,
+      maxSubplanDepth: 3,
     });
     expect(profileSnapshotSchema.parse(snapshot)).toEqual(snapshot);
   });

@@ -111,6 +111,7 @@ describe('asCliDict golden documents', () => {
         min_decision_confidence: 0.9,
         max_auto_retries: 1,
         approval_timeout_seconds: 3600,
+        max_subplan_depth: 3,
       },
       automation_level: 'REVIEW_BEFORE_APPLY',
       strategy_actor: 'local/planner',
@@ -153,6 +154,7 @@ describe('asCliDict golden documents', () => {
       'min_decision_confidence',
       'max_auto_retries',
       'approval_timeout_seconds',
+      'max_subplan_depth',
     ]);
   });
 
@@ -234,6 +236,18 @@ describe('asCliDict omission rules', () => {
       automation_level: 'MANUAL',
       min_decision_confidence: 0.9,
       max_auto_retries: 1,
+      max_subplan_depth: 3,
+    });
+  });
+
+  it('shows the profile depth a snapshot froze, and the default for one frozen before subplans', () => {
+    const snapshot = { ...full.effectiveProfileSnapshot!, maxSubplanDepth: 1 };
+    expect(asCliDict({ ...full, effectiveProfileSnapshot: snapshot }).automation_profile).toMatchObject({
+      max_subplan_depth: 1,
+    });
+    const { maxSubplanDepth: _none, ...older } = snapshot;
+    expect(asCliDict({ ...full, effectiveProfileSnapshot: older }).automation_profile).toMatchObject({
+      max_subplan_depth: 3,
     });
   });
 

@@ -193,6 +193,7 @@ describe('resolvePlanSpec: profile', () => {
       minDecisionConfidence: 0.9,
       maxAutoRetries: 1,
       approvalTimeoutSeconds: 3600,
+      maxSubplanDepth: 3,
     });
   });
 

@@ -374,6 +374,7 @@ steps:
       minDecisionConfidence: 0.8,
       maxAutoRetries: 0,
       approvalTimeoutSeconds: null,
+      maxSubplanDepth: 3,
     });
   });
 });

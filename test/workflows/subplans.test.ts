@@ -297,6 +297,36 @@ steps:
     });
   });
 
+  it("holds a family to its profile's depth, which the children inherit", async () => {
+    expect(
+      (await h.cli('profile', 'add', 'local/shallow', '-a', 'full', '--max-subplan-depth', '1')).code,
+    ).toBe(0);
+    const tooDeep = await h.cli('profile', 'add', 'local/deep', '-a', 'full', '--max-subplan-depth', '11');
+    expect(tooDeep.code).toBe(2);
+    expect(tooDeep.stderr).toContain('maxSubplanDepth');
+    await addAction(`
+name: local/recursive-shallow
+description: Spawns itself, which its profile stops one level down.
+steps:
+  - subplan: local/recursive-shallow
+`);
+    await h.withWorker(async () => {
+      const created = await h.client.create({
+        actionName: 'local/recursive-shallow',
+        projects: ['local/demo'],
+        arguments: {},
+        profileName: 'local/shallow',
+        createdBy: 'tester',
+      });
+      const child = childPlanId(created.planId, { stepIndex: 0, childIndex: 0 });
+      const view = await waitForPlan(child);
+      expect(view).toMatchObject({ phase: 'STRATEGIZE', state: 'ERRORED', depth: 1 });
+      expect(view.error?.message).toContain('2 levels below its root plan; at most 1 are allowed');
+      expect(view.effectiveProfileSnapshot?.maxSubplanDepth).toBe(1);
+      await h.client.cancel(created.planId);
+    });
+  });
+
   it.each([
     [
       'a project the parent was not given',
