@@ -169,11 +169,7 @@ export type PlanListSource = Pick<
 /** One row of `plan list`: flat scalars; projects as comma-separated names. */
 export function planListRow(plan: PlanListSource): Record<string, unknown> {
   return {
-    plan_id: plan.planId,
-    name: plan.name,
-    action_name: plan.actionName,
-    phase: plan.phase,
-    state: plan.state,
+    ...childRow(plan),
     automation_level: plan.automationLevel,
     projects: plan.projects.map((p) => p.projectName).join(','),
     updated_at: plan.updatedAt,
