@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { asCliDict, childRow, planListRow, PLAN_LIST_COLUMNS } from '../render/plan-view';
+import { asCliDict, childLine, childRow, planListRow, PLAN_LIST_COLUMNS } from '../render/plan-view';
 import { familyDocument, familyRows, FAMILY_TREE_COLUMNS, richFamilyLines } from '../render/family-view';
 import { loadFamily } from '../family';
 import { AUTOMATION_CHOICES, PHASES, PROCESSING_STATES } from '../../domain/lifecycle';
@@ -123,7 +123,15 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
         {
           ...asCliDict({ ...view, invariants: enforcedInvariants(view.invariants, added) }),
           // Where each subplan is, so a parent waiting in Execute says what it waits for.
-          ...(children.length === 0 ? {} : { children: children.reverse().map(childRow) }),
+          ...(children.length === 0
+            ? {}
+            : {
+                children: children
+                  .reverse()
+                  .map((child) =>
+                    opts.format === 'json' || opts.format === 'yaml' ? childRow(child) : childLine(child),
+                  ),
+              }),
         },
         opts.format,
       );

@@ -160,6 +160,11 @@ export function childRow(
   };
 }
 
+/** The same in one line, for the formats that show a value per line: `<id> <action> (<phase>, <state>)`. */
+export function childLine(plan: Pick<PlanFields, 'planId' | 'actionName' | 'phase' | 'state'>): string {
+  return `${plan.planId} ${plan.actionName} (${plan.phase}, ${plan.state})`;
+}
+
 /** The fields a `plan list` row needs. */
 export type PlanListSource = Pick<
   PlanFields,

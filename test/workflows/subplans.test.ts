@@ -160,6 +160,8 @@ describe('a parallel group of three children', () => {
       expect(shown.children).toHaveLength(3);
       for (const child of shown.children)
         expect(child).toMatchObject({ phase: 'APPLIED', state: 'COMPLETE' });
+      const plain = (await h.cli('plan', 'show', parentId, '--format', 'plain')).stdout;
+      expect(plain).toContain(`${bId} local/writer (APPLIED, COMPLETE)`);
       const childShown = JSON.parse((await h.cli('plan', 'show', bId, '--format', 'json')).stdout);
       expect(childShown).toMatchObject({ parent_plan_id: parentId, root_plan_id: parentId, depth: 1 });
       const keys = Object.keys(childShown);
