@@ -153,7 +153,12 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
           signal: call.signal,
           progress: (message) => call.progress(message),
         });
-        verdicts.push({ invariant: item, status: answer.value.status, evidence: answer.value.evidence });
+        verdicts.push({
+          invariant: item,
+          status: answer.value.status,
+          evidence: answer.value.evidence,
+          model: answer.usage,
+        });
       }
       return verdicts;
     },
