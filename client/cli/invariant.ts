@@ -4,6 +4,7 @@
  * Seed 004's `add <NAME> --description <DESC>` is the positional form with a description: NAME is the constraint
  * itself, as in every example the seed gives (ADR 0018).
  */
+import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
 import picomatch from 'picomatch';
 import { isUlid } from '../../domain/ids';
@@ -41,9 +42,11 @@ export function registerInvariantCommands(program: Command, cli: CliRuntime): vo
     .command('add')
     .description('add an invariant to exactly one scope')
     .argument('<text>', 'the constraint, in words (seed 004\'s NAME), e.g. "Never touch the migrations"')
-    .option(
-      '--description <text>',
-      'what the constraint means and why; shown with it and given to the invariant actor',
+    .addOption(
+      new Option(
+        '--description <text>',
+        'what the constraint means and why; shown with it and given to the invariant actor',
+      ).argParser(once('--description')),
     )
     .option('--global', 'applies to every plan')
     .option('--project <name>', 'applies to plans on this project')
@@ -191,6 +194,14 @@ export function registerInvariantCommands(program: Command, cli: CliRuntime): vo
       if (!removed) throw new PlanClientError('notFound', `no invariant with id ${upper}`);
       cli.print(`removed invariant ${upper}`);
     });
+}
+
+/** Commander keeps the last of a repeated option: a second description would silently replace the first. */
+function once(flag: string): (value: string, previous: string | undefined) => string {
+  return (value, previous) => {
+    if (previous !== undefined) throw new InvalidArgumentError(`give ${flag} once`);
+    return value;
+  };
 }
 
 function parseInvariantId(id: string): string {

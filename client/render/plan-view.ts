@@ -62,7 +62,8 @@ function automationProfileCliValue(
  *  4. projects, automation_profile (if set), automation_level
  *  5. strategy_actor, execution_actor, estimation_actor, invariant_actor (each if set)
  *  6. arguments (if non-empty, in arguments_order), invariants (if non-empty; by precedence PLAN > ACTION >
- *     PROJECT > GLOBAL, insertion order within a scope; each {text, scope, source_name (if set)})
+ *     PROJECT > GLOBAL, insertion order within a scope; each {text, scope, source_name, id, rule, description},
+ *     the last four only if set)
  *  7. changeset_id, sandbox_refs (if non-empty), validation_summary, files_created, files_modified,
  *     files_deleted, files_moved (once Apply has written the changeset), decision_root_id, [trace_id] (each if set)
  *  8. error_type, error_message, error_details (if set), errored_at (all only when the plan has an error)
@@ -120,6 +121,7 @@ export function asCliDict(
       ...(inv.sourceName === null ? {} : { source_name: inv.sourceName }),
       ...(inv.id === null ? {} : { id: inv.id }),
       ...(inv.rule === null ? {} : { rule: inv.rule }),
+      ...(inv.description === undefined ? {} : { description: inv.description }),
     }));
   }
   // 7. execution
