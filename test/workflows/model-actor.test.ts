@@ -138,6 +138,42 @@ it('records the model and the tokens its reply cost on the decision it made; the
   });
 });
 
+it("records the model's verdict on an invariant with the model and the tokens of its request", async () => {
+  const parsed = parseActionFile(
+    'name: local/model-judged\nactors:\n  invariant: model\ninvariants:\n  - Keep the change small\n',
+    'action.yaml',
+  );
+  if (!parsed.ok) throw new Error(parsed.error);
+  await h.catalog.putAction(parsed.action);
+  const verdict = { status: 'held', evidence: 'Nothing has changed yet.' };
+  // The check at the start of Strategize (recorded) and the one before the gate after it.
+  server.replyContent(verdict, { model: 'judge-1' }).replyContent(verdict, { model: 'judge-1' });
+  const before = server.requests.length;
+  const actors = createActorRegistry({
+    model: { baseUrl: server.baseUrl, model: 'fake', apiKey: null, timeoutSeconds: 10, maxAttempts: 2 },
+  });
+  await h.withActors(actors, async () => {
+    const created = await h.client.create({
+      actionName: 'local/model-judged',
+      projects: ['local/demo'],
+      automationLevel: 'MANUAL',
+      arguments: {},
+      createdBy: 'tester',
+    });
+    expect(await h.client.waitForInput(created.planId)).toMatchObject({ awaitingApproval: true });
+    const [enforced] = (await h.plans.listDecisions(created.planId)).filter(
+      (d) => d.type === 'invariant_enforced',
+    );
+    expect(enforced).toMatchObject({
+      chosenOption: 'Keep the change small',
+      modelName: 'judge-1',
+      promptTokens: promptTokensOf(server.requests[before]!),
+      completionTokens: countTokens(JSON.stringify(verdict)),
+    });
+    await h.client.cancel(created.planId);
+  });
+});
+
 it('parks a plan ERRORED, naming the actors it has, when the worker lacks the one the plan names', async () => {
   await h.withWorker(async () => {
     const planId = await startPlan();
