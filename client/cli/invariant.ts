@@ -277,6 +277,8 @@ function effectiveRow(entry: MergedInvariant<PlanInvariant>) {
   const { invariant } = entry;
   return {
     text: invariant.text,
+    // In json and yaml; the table keeps its columns.
+    description: invariant.description ?? '',
     scope: invariant.scope,
     source: invariantSource(invariant),
     id: invariant.id ?? '',

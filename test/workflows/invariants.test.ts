@@ -133,7 +133,7 @@ describe('managing invariants', () => {
 
   it('shows the effective set for a project: precedence, duplicates collapsed, the source of each', async () => {
     await addInvariant('Never touch prod', '--global');
-    await addInvariant('Keep tests green', '--global');
+    await addInvariant('Keep tests green', '--global', '--description', 'CI must pass before a release');
     const projectProd = await addInvariant(
       'never touch prod.',
       '--project',
@@ -154,6 +154,7 @@ describe('managing invariants', () => {
     expect(forProject).toEqual([
       {
         text: 'never touch prod.',
+        description: '',
         scope: 'PROJECT',
         source: 'local/demo',
         id: projectProd,
@@ -162,6 +163,7 @@ describe('managing invariants', () => {
       },
       {
         text: 'Keep tests green',
+        description: 'CI must pass before a release',
         scope: 'GLOBAL',
         source: 'global',
         id: expect.any(String),
