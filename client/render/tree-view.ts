@@ -115,7 +115,8 @@ export interface ExplainOptions {
 
 /**
  * `plan explain`: identity, classification, content (alternatives always), who decided and with which model (its
- * token counts), downstream impact and correction metadata when set; the context snapshot and the reasoning only when asked for.
+ * token counts), downstream impact and correction metadata when set; the context snapshot and the reasoning only
+ * when asked for.
  */
 export function explainDict(d: ViewDecision, options: ExplainOptions): Record<string, unknown> {
   const dict: Record<string, unknown> = {
