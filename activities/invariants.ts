@@ -166,5 +166,6 @@ function invariantEnforced(verdict: InvariantVerdict): DecisionEntry {
         `; ${verdict.status}: ${verdict.evidence}. Checked again at every phase transition.`,
     ),
     context: { content: { invariant, status: verdict.status, evidence: verdict.evidence } },
+    ...(verdict.model === undefined ? {} : { model: verdict.model }),
   };
 }

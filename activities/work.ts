@@ -7,7 +7,7 @@ import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ActorRegistry } from '../actors/registry';
 import { DEFAULT_MAX_AUTO_RETRIES } from '../domain/catalog';
-import { countChanges, describeCounts } from '../domain/changeset';
+import { applyStatistics, countChanges, describeCounts } from '../domain/changeset';
 import type { FileChange } from '../domain/changeset';
 import { DecisionLog } from '../domain/decision-log';
 import { ERROR_TYPES } from '../domain/errors';
@@ -306,7 +306,10 @@ export function createWorkActivities(deps: WorkDependencies) {
       await changesets.recordApplyResult(result);
       const counts = describeCounts(result);
       const validationSummary = `${input.validationSummary ?? 'no validation command'}; applied: ${counts}`;
-      await plans.recordExecution(input.spec.planId, { validationSummary });
+      await plans.recordExecution(input.spec.planId, {
+        validationSummary,
+        applyStatistics: applyStatistics(result),
+      });
       // The sandboxes (of every Execute run of the plan) served their purpose; the changeset keeps every byte that
       // was written.
       await removeSandbox(path.join(deps.sandboxDir, input.spec.planId));

@@ -7,6 +7,7 @@
  * returns its products: a strategy (the steps), an execution outcome (the sandbox holds the changes), an estimate,
  * invariant verdicts.
  */
+import type { ModelUsage } from '../domain/decision';
 import type { DecisionLog } from '../domain/decision-log';
 import type { WorkPhase } from '../domain/lifecycle';
 import type { PlanInvariant, PlanSpec } from '../domain/plan';
@@ -105,6 +106,8 @@ export interface InvariantVerdict {
   /** `acknowledged`: text the actor cannot check, recorded as such rather than dropped. */
   status: 'held' | 'violated' | 'acknowledged';
   evidence: string;
+  /** The model that judged it and what that cost, when a model did; its invariant_enforced decision keeps it. */
+  model?: ModelUsage;
 }
 
 export interface InvariantActor {

@@ -69,6 +69,27 @@ export type ApplyResult = ChangeCounts & {
   appliedAt: string;
 };
 
+/**
+ * Seed 001's PlanResult statistics as a plan records them once Apply has written its changeset (shown by
+ * `plan show` as `files_created`, `files_modified`, `files_deleted`, `files_moved`). The counts are of the changes
+ * Apply is done with, those a retried Apply found already written included: they say what the project now holds.
+ */
+export type ApplyStatistics = {
+  filesCreated: number;
+  filesModified: number;
+  filesDeleted: number;
+  filesMoved: number;
+};
+
+export function applyStatistics(counts: ChangeCounts): ApplyStatistics {
+  return {
+    filesCreated: counts.created,
+    filesModified: counts.modified,
+    filesDeleted: counts.deleted,
+    filesMoved: counts.moved,
+  };
+}
+
 export function countChanges(changes: ReadonlyArray<Pick<FileChange, 'operation'>>): ChangeCounts {
   const counts: ChangeCounts = { created: 0, modified: 0, deleted: 0, moved: 0 };
   for (const change of changes) {

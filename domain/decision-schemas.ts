@@ -39,6 +39,13 @@ export const decisionDraftExtrasSchema = z.object({
   actorReasoning: z.string().nullable().optional(),
   downstreamPlanIds: z.array(ulidSchema).optional(),
   artifactsProduced: z.array(artifactRefSchema).optional(),
+  model: z
+    .object({
+      modelName: z.string().trim().min(1, 'must not be empty'),
+      promptTokens: z.number().int().nonnegative().nullable(),
+      completionTokens: z.number().int().nonnegative().nullable(),
+    })
+    .optional(),
 });
 
 export const resourceRefListSchema = z.array(resourceRefSchema);

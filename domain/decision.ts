@@ -50,6 +50,20 @@ export interface DecisionContextInput {
 }
 
 /**
+ * The model behind a model-backed decision (seed 001's PlanBuild: model name, token count), from the endpoint's
+ * reply. Tokens are counted once, on the decision whose question the requests asked (retries of a reply that did
+ * not validate included), so adding up a plan's decisions gives what its model calls cost; decisions that follow
+ * from the same reply (the steps of a strategy) name the model with null tokens.
+ */
+export interface ModelUsage {
+  /** As the endpoint named the model that answered (its reply's `model`), else as it was asked for. */
+  modelName: string;
+  /** null: the endpoint did not report usage, or the tokens are counted on another decision. */
+  promptTokens: number | null;
+  completionTokens: number | null;
+}
+
+/**
  * A decision as an actor or the workflow proposes it. Identity (id, sequence number) is assigned on the way in:
  * the sequence number by the workflow, deterministically; the id by storage on first insert.
  * `parentSeq` names the parent by its sequence number so a batch can link to decisions written in the same call.
@@ -72,6 +86,8 @@ export interface DecisionDraft {
   /** Child plans spawned from this decision. */
   downstreamPlanIds?: string[];
   artifactsProduced?: ArtifactRef[];
+  /** Set by model-backed actors only; left out, the decision has no model (null model name and tokens). */
+  model?: ModelUsage;
 }
 
 export interface DecisionRuleInput {
@@ -339,6 +355,10 @@ export interface DecisionFields {
   correctsDecisionId: string | null;
   correctionReason: string | null;
   supersededBy: string | null;
+  // Model (seed 001's PlanBuild): null for decisions no model made
+  modelName: string | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
   // Bookkeeping
   actor: string;
   createdAt: string;

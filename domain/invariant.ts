@@ -41,10 +41,14 @@ export function promoteActionInvariants(action: Pick<Action, 'name' | 'invariant
   }));
 }
 
-/** An invariant as `agents invariant add` stored it. */
+/**
+ * An invariant as `agents invariant add` stored it. `text` is the constraint (seed 004's NAME: what is checked,
+ * merged and shown first); `description` is seed 004's optional --description, what it means and why (ADR 0018).
+ */
 export interface StoredInvariant {
   id: string;
   text: string;
+  description: string | null;
   scope: InvariantScope;
   /** The project name, action name or plan id the scope names; null for GLOBAL. */
   target: string | null;
@@ -64,6 +68,8 @@ export function asPlanInvariant(stored: StoredInvariant): PlanInvariant {
     sourceName: stored.scope === 'GLOBAL' || stored.scope === 'PLAN' ? null : stored.target,
     id: stored.id,
     rule: stored.rule,
+    // Only when there is one, so the pinned set of a plan without descriptions is what it always was.
+    ...(stored.description === null ? {} : { description: stored.description }),
   };
 }
 

@@ -46,6 +46,8 @@ export const planInvariantSchema = z.object({
   id: z.string().nullable().default(null),
   /** The machine-checkable rule, enforced exactly by the built-in check; null: free text only. */
   rule: invariantRuleSchema.nullable().default(null),
+  /** The stored invariant's --description (seed 004), when it has one; absent from plans pinned before it. */
+  description: z.string().trim().min(1, 'must not be empty').optional(),
 });
 export type PlanInvariant = z.infer<typeof planInvariantSchema>;
 

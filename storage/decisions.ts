@@ -328,6 +328,9 @@ function decisionInsert(
     actorReasoning: extras.actorReasoning ?? null,
     downstreamPlanIds: extras.downstreamPlanIds ?? [],
     artifactsProduced: extras.artifactsProduced ?? [],
+    modelName: extras.model?.modelName ?? null,
+    promptTokens: extras.model?.promptTokens ?? null,
+    completionTokens: extras.model?.completionTokens ?? null,
   };
 }
 
@@ -418,6 +421,9 @@ const RETRIED_WRITE_FIELDS = [
   'downstreamPlanIds',
   'artifactsProduced',
   'isCorrection',
+  'modelName',
+  'promptTokens',
+  'completionTokens',
 ] as const satisfies readonly (keyof Decision & keyof Prisma.DecisionCreateManyInput)[];
 
 /** The compared fields as stored: through JSON, so dates become strings and absent optional members drop out. */
@@ -498,6 +504,9 @@ export function toDecisionRecord(row: Decision): DecisionRecord {
     correctsDecisionId: row.correctsDecisionId,
     correctionReason: row.correctionReason,
     supersededBy: row.supersededBy,
+    modelName: row.modelName,
+    promptTokens: row.promptTokens,
+    completionTokens: row.completionTokens,
     actor: row.actor,
     createdAt: row.createdAt.toISOString(),
   };

@@ -15,6 +15,8 @@ import { parseTime } from './time';
 
 export interface AddInvariantInput {
   text: string;
+  /** Seed 004's --description; null or left out for none. */
+  description?: string | null;
   scope: InvariantScope;
   target: string | null;
   rule: InvariantRule | null;
@@ -43,6 +45,7 @@ function toStored(row: Invariant): StoredInvariant {
   return {
     id: row.id,
     text: row.text,
+    description: row.description,
     scope: scopeSchema.parse(row.scope),
     target: row.target,
     rule: row.rule === null ? null : invariantRuleSchema.parse(row.rule),
@@ -63,6 +66,7 @@ export function createInvariantStore(prisma: PrismaClient): InvariantStore {
         data: {
           id: ulid(),
           text: input.text.trim(),
+          description: input.description?.trim() ?? null,
           scope: input.scope,
           target: input.target,
           rule: input.rule ?? Prisma.DbNull,

@@ -21,6 +21,7 @@ import {
   tagSchema,
 } from '../domain/schemas';
 import { PLAN_EVENT_TYPES, STATE_NEUTRAL_EVENT_TYPES } from '../domain/plan';
+import type { ApplyStatistics } from '../domain/changeset';
 import type { PlanError, PlanSpec } from '../domain/plan';
 import { inChunks } from './chunks';
 import { insertDecisions, seqsNamedBy, toDecisionRecord } from './decisions';
@@ -182,8 +183,15 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
     },
 
     // Unlike DecisionStore.listDecisions, an unknown plan simply has no decisions here.
-    async recordExecution(planId, fields) {
-      const { count } = await prisma.plan.updateMany({ where: { id: planId }, data: fields });
+    async recordExecution(planId, { applyStatistics, ...fields }) {
+      const data: Prisma.PlanUpdateManyMutationInput = { ...fields };
+      if (applyStatistics !== undefined) {
+        data.filesCreated = applyStatistics?.filesCreated ?? null;
+        data.filesModified = applyStatistics?.filesModified ?? null;
+        data.filesDeleted = applyStatistics?.filesDeleted ?? null;
+        data.filesMoved = applyStatistics?.filesMoved ?? null;
+      }
+      const { count } = await prisma.plan.updateMany({ where: { id: planId }, data });
       if (count === 0) throw new PlanNotFoundError(planId);
     },
 
@@ -448,7 +456,23 @@ function toPlanRecord(row: PlanRow): PlanRecord {
     createdBy: row.createdBy,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
+    applyStatistics: toApplyStatistics(row),
   };
+}
+
+/** All four counts or none: Apply writes them together, so a row with only some of them is reported, not guessed. */
+function toApplyStatistics(row: Plan): ApplyStatistics | null {
+  const counts = [row.filesCreated, row.filesModified, row.filesDeleted, row.filesMoved];
+  if (counts.every((c) => c === null)) return null;
+  const [filesCreated, filesModified, filesDeleted, filesMoved] = counts.map((c) => {
+    if (c === null || !Number.isInteger(c) || c < 0) {
+      throw new Error(
+        `plan ${row.id}: its stored Apply statistics are incomplete or invalid (${counts.join(', ')})`,
+      );
+    }
+    return c;
+  }) as [number, number, number, number];
+  return { filesCreated, filesModified, filesDeleted, filesMoved };
 }
 
 function toPlanEventRecord(row: PlanEvent): PlanEventRecord {

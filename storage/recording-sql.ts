@@ -147,9 +147,12 @@ export interface DecisionInsert {
   actorReasoning: string | null;
   downstreamPlanIds: Prisma.InputJsonValue;
   artifactsProduced: Prisma.InputJsonValue;
+  modelName: string | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
 }
 
-/** At most 20 bound values a row: 200 rows stay far below SQLite's 32,766 and PostgreSQL's 65,535 a statement. */
+/** At most 23 bound values a row: 200 rows stay far below SQLite's 32,766 and PostgreSQL's 65,535 a statement. */
 const ROWS_PER_INSERT = 200;
 
 // Nulls and empty lists are written as literals, not bound: most decisions leave most optional fields empty, and
@@ -185,14 +188,15 @@ export async function insertDecisionRows(tx: Tx, rows: readonly DecisionInsert[]
         ${r.question}, ${r.chosenOption}, ${json(r.alternatives)}, ${value(r.confidence)}, ${r.rationale},
         ${r.actor}, ${r.createdAt}, ${value(r.hotContextHash)}, ${value(r.hotContextRef)},
         ${json(r.relevantResources)}, ${value(r.actorStateRef)}, ${value(r.actorReasoning)}, '[]',
-        ${json(r.downstreamPlanIds)}, ${json(r.artifactsProduced)}, FALSE, NULL, NULL, NULL)`,
+        ${json(r.downstreamPlanIds)}, ${json(r.artifactsProduced)}, FALSE, NULL, NULL, NULL,
+        ${value(r.modelName)}, ${value(r.promptTokens)}, ${value(r.completionTokens)})`,
     );
     await tx.$executeRaw`
       INSERT INTO decisions (decision_id, plan_id, sequence_number, parent_decision_id, decision_type, phase,
         question, chosen_option, alternatives_considered, confidence_score, rationale, actor, created_at,
         hot_context_hash, hot_context_ref, relevant_resources, actor_state_ref, actor_reasoning,
         downstream_decision_ids, downstream_plan_ids, artifacts_produced, is_correction, corrects_decision_id,
-        correction_reason, superseded_by)
+        correction_reason, superseded_by, model_name, prompt_tokens, completion_tokens)
       VALUES ${Prisma.join(values)}`;
   }
 }

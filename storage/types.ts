@@ -3,6 +3,7 @@
  * CLI, tests) do not depend on the ORM.
  */
 import type { Action, AutomationProfile, Project, Stored } from '../domain/catalog';
+import type { ApplyStatistics } from '../domain/changeset';
 import type { DecisionDraft, DecisionFields } from '../domain/decision';
 import type { DecisionTree, DecisionTreeOptions } from '../domain/decision-tree';
 import type { Phase, ProcessingState } from '../domain/lifecycle';
@@ -41,8 +42,12 @@ export interface PlanStateWritten {
   decisionIds: Record<number, string>;
 }
 
-/** The plan row: exactly the durable fields of a plan. */
-export type PlanRecord = PlanFields;
+/**
+ * The plan row: the durable fields of a plan, and what only the record knows. Apply's statistics are written by
+ * the apply activity and never travel through the workflow (its live snapshot does not have them): null until
+ * Apply has written the changeset.
+ */
+export type PlanRecord = PlanFields & { applyStatistics: ApplyStatistics | null };
 
 export interface PlanEventRecord {
   planId: string;
@@ -97,7 +102,12 @@ export interface PlanStore {
    */
   recordExecution(
     planId: string,
-    fields: { changesetId?: string | null; sandboxRefs?: string[]; validationSummary?: string | null },
+    fields: {
+      changesetId?: string | null;
+      sandboxRefs?: string[];
+      validationSummary?: string | null;
+      applyStatistics?: ApplyStatistics | null;
+    },
   ): Promise<void>;
 }
 

@@ -45,9 +45,17 @@ export class ModelOutputError extends ActorFailedError {
     readonly issues: z.core.$ZodIssue[],
     /** The last reply's content, for the error's details. */
     readonly raw: string,
+    /** What the reply cost, when it was one: a reply that was not JSON was still paid for. */
+    readonly usage: TokenUsage | null = null,
   ) {
     super(message, false);
   }
+}
+
+/** A reply's `usage`, as OpenAI-compatible endpoints report it; a count the endpoint left out is null. */
+export interface TokenUsage {
+  promptTokens: number | null;
+  completionTokens: number | null;
 }
 
 export type JsonSchema = { [key: string]: unknown };
@@ -72,6 +80,10 @@ export interface ChatReply {
   json: unknown;
   /** The model's reasoning trace when the server exposes one; null otherwise. */
   reasoning: string | null;
+  /** The model that answered, as the reply names it (`model`); the configured model when it does not. */
+  model: string;
+  /** The reply's `usage`; null when the endpoint reports none (some local servers). */
+  usage: TokenUsage | null;
 }
 
 const completionSchema = z.object({
@@ -90,6 +102,17 @@ const completionSchema = z.object({
       }),
     )
     .nullish(),
+});
+
+const tokenCount = z.number().int().nonnegative().nullish().catch(null);
+
+/**
+ * Read apart from the choices: a server that reports usage oddly must not make a good answer unusable, so a count
+ * that is not a non-negative integer is recorded as unknown.
+ */
+const metadataSchema = z.object({
+  model: z.string().trim().min(1).nullish().catch(null),
+  usage: z.object({ prompt_tokens: tokenCount, completion_tokens: tokenCount }).nullish().catch(null),
 });
 
 /** One OpenAI-compatible chat-completions endpoint, asked for JSON only. */
@@ -133,8 +156,18 @@ export class ChatClient {
     }
     const { json: jsonText, thinking } = splitContent(content);
     const reasoning = message?.reasoning_content || message?.reasoning || thinking;
+    const metadata = metadataSchema.safeParse(body);
+    const model = (metadata.success ? metadata.data.model : null) ?? this.config.model;
+    const reported = metadata.success ? metadata.data.usage : null;
+    const usage =
+      reported === null || reported === undefined
+        ? null
+        : {
+            promptTokens: reported.prompt_tokens ?? null,
+            completionTokens: reported.completion_tokens ?? null,
+          };
     try {
-      return { raw: content, json: JSON.parse(jsonText), reasoning };
+      return { raw: content, json: JSON.parse(jsonText), reasoning, model, usage };
     } catch (error) {
       const cutOff =
         choice?.finish_reason === 'length' ? ' (the reply was cut off: finish_reason length)' : '';
@@ -149,6 +182,7 @@ export class ChatClient {
           },
         ],
         content,
+        usage,
       );
     }
   }

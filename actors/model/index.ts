@@ -86,6 +86,7 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
         confidence: reply.confidence,
         rationale: reply.rationale,
         actorReasoning: answer.reasoning,
+        model: answer.usage,
         context: {
           content: { model: config.model, system: STRATEGY_SYSTEM, user, attempts: answer.attempts },
         },
@@ -109,6 +110,8 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
           confidence: null,
           rationale: step.description ?? `Part of the chosen approach: ${reply.summary}`,
           parentSeq: approach,
+          // The same reply as the approach, whose decision counts its tokens.
+          model: { modelName: answer.usage.modelName, promptTokens: null, completionTokens: null },
         });
       }
       return { steps, validation, summary: reply.summary };
@@ -146,7 +149,8 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
       for (const [index, item] of call.invariants.entries()) {
         call.progress(`checking invariant ${index + 1} of ${call.invariants.length} with ${config.model}`);
         const user = [
-          `Invariant (${item.scope}${item.sourceName === null ? '' : `, from ${item.sourceName}`}): ${item.text}`,
+          `Invariant (${item.scope}${item.sourceName === null ? '' : `, from ${item.sourceName}`}): ${item.text}` +
+            (item.description === undefined ? '' : `\nWhat it means: ${item.description}`),
           `Phase: ${call.phase}`,
           describePlan({ ...call.plan, invariants: [] }),
           describeChanges(call.changes),
@@ -159,7 +163,12 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
           signal: call.signal,
           progress: (message) => call.progress(message),
         });
-        verdicts.push({ invariant: item, status: answer.value.status, evidence: answer.value.evidence });
+        verdicts.push({
+          invariant: item,
+          status: answer.value.status,
+          evidence: answer.value.evidence,
+          model: answer.usage,
+        });
       }
       return verdicts;
     },

@@ -4,8 +4,9 @@
  * zod, and output that fails is sent back with the problems listed so a model can correct itself.
  */
 import { z } from 'zod';
+import type { ModelUsage } from '../../domain/decision';
 import { ModelOutputError } from './chat-client';
-import type { ChatClient, ChatMessage, ChatReply, JsonSchema } from './chat-client';
+import type { ChatClient, ChatMessage, ChatReply, JsonSchema, TokenUsage } from './chat-client';
 
 /** Activity heartbeats must keep coming while a slow model thinks, or Temporal would time the activity out. */
 const PROGRESS_INTERVAL_MS = 10_000;
@@ -103,6 +104,21 @@ export interface StructuredAnswer<T> {
   reasoning: string | null;
   /** How many requests it took (1 unless a reply failed validation). */
   attempts: number;
+  /**
+   * The model that gave the accepted reply and the tokens of every request it took, the rejected replies'
+   * included: each count is null unless every request reported it (a partial sum would understate the cost).
+   */
+  usage: ModelUsage;
+}
+
+/** Adds up the requests' counts; one unknown count makes the total unknown. */
+function addUsage(total: TokenUsage, usage: TokenUsage | null): TokenUsage {
+  const add = (a: number | null, b: number | null | undefined) =>
+    a === null || b === null || b === undefined ? null : a + b;
+  return {
+    promptTokens: add(total.promptTokens, usage?.promptTokens),
+    completionTokens: add(total.completionTokens, usage?.completionTokens),
+  };
 }
 
 /**
@@ -121,6 +137,7 @@ export async function askStructured<T>(
     { role: 'user', content: question.user },
   ];
   let failure: ModelOutputError | undefined;
+  let tokens: TokenUsage = { promptTokens: 0, completionTokens: 0 };
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     question.progress?.(
       `asking ${client.config.model} for ${question.schemaName}` +
@@ -142,14 +159,23 @@ export async function askStructured<T>(
     } catch (error) {
       if (!(error instanceof ModelOutputError)) throw error;
       failure = error;
+      tokens = addUsage(tokens, error.usage);
       messages.push(...retryMessages(error.raw, error.issues, question.schemaName));
       continue;
     } finally {
       clearInterval(ticker);
     }
+    tokens = addUsage(tokens, reply.usage);
     const parsed = question.schema.safeParse(reply.json);
-    if (parsed.success)
-      return { value: parsed.data, raw: reply.raw, reasoning: reply.reasoning, attempts: attempt };
+    if (parsed.success) {
+      return {
+        value: parsed.data,
+        raw: reply.raw,
+        reasoning: reply.reasoning,
+        attempts: attempt,
+        usage: { modelName: reply.model, ...tokens },
+      };
+    }
     failure = new ModelOutputError(
       `the model's ${question.schemaName} reply is invalid: ${formatIssues(parsed.error.issues, 'line')}`,
       parsed.error.issues,

@@ -1,7 +1,10 @@
 /**
- * `agents invariant add|list|remove` (seed 004's invariant API). Every input is checked before anything is
- * written: exactly one scope, non-empty text, an existing target, a rule that parses.
+ * `agents invariant add|list|show|remove` (seed 004's invariant API). Every input is checked before anything is
+ * written: exactly one scope, non-empty text (and description, when given), an existing target, a rule that parses.
+ * Seed 004's `add <NAME> --description <DESC>` is the positional form with a description: NAME is the constraint
+ * itself, as in every example the seed gives (ADR 0018).
  */
+import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
 import picomatch from 'picomatch';
 import { isUlid } from '../../domain/ids';
@@ -18,7 +21,16 @@ import type { OutputFormat } from '../render/format';
 import type { CliRuntime } from './runtime';
 import { byOption, formatOption } from './runtime';
 
-const LIST_COLUMNS = ['id', 'scope', 'target', 'text', 'rule', 'author', 'created_at'] as const;
+const LIST_COLUMNS = [
+  'id',
+  'scope',
+  'target',
+  'text',
+  'description',
+  'rule',
+  'author',
+  'created_at',
+] as const;
 const EFFECTIVE_COLUMNS = ['text', 'scope', 'source', 'id', 'rule', 'collapsed'] as const;
 
 export function registerInvariantCommands(program: Command, cli: CliRuntime): void {
@@ -29,7 +41,13 @@ export function registerInvariantCommands(program: Command, cli: CliRuntime): vo
   invariant
     .command('add')
     .description('add an invariant to exactly one scope')
-    .argument('<text>', 'the constraint, in words, e.g. "Never touch the migrations"')
+    .argument('<text>', 'the constraint, in words (seed 004\'s NAME), e.g. "Never touch the migrations"')
+    .addOption(
+      new Option(
+        '--description <text>',
+        'what the constraint means and why; shown with it and given to the invariant actor',
+      ).argParser(once('--description')),
+    )
     .option('--global', 'applies to every plan')
     .option('--project <name>', 'applies to plans on this project')
     .option('--plan <id>', 'applies to this plan (checked from its next phase transition)')
@@ -46,6 +64,13 @@ export function registerInvariantCommands(program: Command, cli: CliRuntime): vo
     .addOption(formatOption())
     .action(async (text: string, opts) => {
       if (text.trim() === '') throw new PlanClientError('usage', 'the invariant text must not be empty');
+      const description = opts.description as string | undefined;
+      if (description !== undefined && description.trim() === '') {
+        throw new PlanClientError(
+          'usage',
+          '--description must not be empty; leave it out for an invariant without one',
+        );
+      }
       const { scope, target: rawTarget } = chooseScope(opts);
       let rule: InvariantRule | null = null;
       if (opts.rule !== undefined) {
@@ -73,6 +98,7 @@ export function registerInvariantCommands(program: Command, cli: CliRuntime): vo
         }
         return invariants.add({
           text,
+          description: description ?? null,
           scope,
           target,
           rule,
@@ -147,18 +173,43 @@ export function registerInvariantCommands(program: Command, cli: CliRuntime): vo
     });
 
   invariant
+    .command('show')
+    .description('show one invariant')
+    .argument('<id>', 'invariant id (as `invariant list` prints it)')
+    .addOption(formatOption())
+    .action(async (id: string, opts) => {
+      const upper = parseInvariantId(id);
+      const found = await cli.withStores(({ invariants }) => invariants.get(upper));
+      if (found === null) throw new PlanClientError('notFound', `no invariant with id ${upper}`);
+      cli.show(invariantDict(found), opts.format as OutputFormat);
+    });
+
+  invariant
     .command('remove')
     .description('remove an invariant (plans keep the set they were pinned to at creation)')
     .argument('<id>', 'invariant id (as `invariant list` prints it)')
     .action(async (id: string) => {
-      const upper = id.trim().toUpperCase();
-      if (!isUlid(upper)) {
-        throw new PlanClientError('usage', `"${id}" is not an invariant id (expected a 26-character ULID)`);
-      }
+      const upper = parseInvariantId(id);
       const removed = await cli.withStores(({ invariants }) => invariants.remove(upper));
       if (!removed) throw new PlanClientError('notFound', `no invariant with id ${upper}`);
       cli.print(`removed invariant ${upper}`);
     });
+}
+
+/** Commander keeps the last of a repeated option: a second description would silently replace the first. */
+function once(flag: string): (value: string, previous: string | undefined) => string {
+  return (value, previous) => {
+    if (previous !== undefined) throw new InvalidArgumentError(`give ${flag} once`);
+    return value;
+  };
+}
+
+function parseInvariantId(id: string): string {
+  const upper = id.trim().toUpperCase();
+  if (!isUlid(upper)) {
+    throw new PlanClientError('usage', `"${id}" is not an invariant id (expected a 26-character ULID)`);
+  }
+  return upper;
 }
 
 /** Exactly one scope flag; its value is the target (none for --global). */
@@ -193,6 +244,7 @@ function invariantDict(inv: StoredInvariant) {
   return {
     id: inv.id,
     text: inv.text,
+    description: inv.description,
     scope: inv.scope,
     target: inv.target,
     rule: inv.rule,
@@ -207,6 +259,7 @@ function listRow(inv: StoredInvariant) {
     scope: inv.scope,
     target: inv.target ?? '',
     text: inv.text,
+    description: inv.description ?? '',
     rule: inv.rule === null ? '' : describeRule(inv.rule),
     author: inv.author,
     created_at: inv.createdAt,
@@ -224,6 +277,8 @@ function effectiveRow(entry: MergedInvariant<PlanInvariant>) {
   const { invariant } = entry;
   return {
     text: invariant.text,
+    // In json and yaml; the table keeps its columns.
+    description: invariant.description ?? '',
     scope: invariant.scope,
     source: invariantSource(invariant),
     id: invariant.id ?? '',

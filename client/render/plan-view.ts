@@ -3,6 +3,7 @@
  * groups, in order; optional fields appear only when set (non-null) or non-empty. JSON and YAML output keep this
  * key order, so scripts and people see the same stable document.
  */
+import type { ApplyStatistics } from '../../domain/changeset';
 import { orderInvariants } from '../../domain/invariant';
 import type { PlanFields, ProfileSnapshot, ProjectLink } from '../../domain/plan';
 import { MAX_SUBPLAN_DEPTH } from '../../domain/subplans';
@@ -68,8 +69,10 @@ function automationProfileCliValue(
  *  4. projects, automation_profile (if set), automation_level
  *  5. strategy_actor, execution_actor, estimation_actor, invariant_actor (each if set)
  *  6. arguments (if non-empty, in arguments_order), invariants (if non-empty; by precedence PLAN > ACTION >
- *     PROJECT > GLOBAL, insertion order within a scope; each {text, scope, source_name (if set)})
- *  7. changeset_id, sandbox_refs (if non-empty), validation_summary, decision_root_id, [trace_id] (each if set)
+ *     PROJECT > GLOBAL, insertion order within a scope; each {text, scope, source_name, id, rule, description},
+ *     the last four only if set)
+ *  7. changeset_id, sandbox_refs (if non-empty), validation_summary, files_created, files_modified,
+ *     files_deleted, files_moved (once Apply has written the changeset), decision_root_id, [trace_id] (each if set)
  *  8. error_type, error_message, error_details (if set), errored_at (all only when the plan has an error)
  *  9. tags (if non-empty)
  * 10. created_at, updated_at
@@ -77,10 +80,16 @@ function automationProfileCliValue(
  * `awaiting_approval` is not a seed field: it is live workflow state (a gate is waiting for `plan advance`). It is
  * shown right after `state`, which it qualifies, and only when true. `trace_id` is not one either: the OpenTelemetry
  * trace of the plan's run (ADR 0013, from the workflow's memo), shown with the other places the run can be inspected,
- * and only for a plan started with tracing on: an untraced plan has no trace to name.
+ * and only for a plan started with tracing on: an untraced plan has no trace to name. The `files_*` counts are seed
+ * 001's PlanResult statistics, flat beside the summary line that says the same in words, so a script reads
+ * `.files_created` and a table shows one value per key; the record has them, the workflow's live snapshot does not.
  */
 export function asCliDict(
-  plan: PlanFields & { awaitingApproval?: boolean; traceId?: string | null },
+  plan: PlanFields & {
+    awaitingApproval?: boolean;
+    traceId?: string | null;
+    applyStatistics?: ApplyStatistics | null;
+  },
 ): Record<string, unknown> {
   const dict: Record<string, unknown> = {};
   // 1. identity
@@ -119,12 +128,19 @@ export function asCliDict(
       ...(inv.sourceName === null ? {} : { source_name: inv.sourceName }),
       ...(inv.id === null ? {} : { id: inv.id }),
       ...(inv.rule === null ? {} : { rule: inv.rule }),
+      ...(inv.description === undefined ? {} : { description: inv.description }),
     }));
   }
   // 7. execution
   if (plan.changesetId !== null) dict.changeset_id = plan.changesetId;
   if (plan.sandboxRefs.length > 0) dict.sandbox_refs = [...plan.sandboxRefs];
   if (plan.validationSummary !== null) dict.validation_summary = plan.validationSummary;
+  if (plan.applyStatistics !== undefined && plan.applyStatistics !== null) {
+    dict.files_created = plan.applyStatistics.filesCreated;
+    dict.files_modified = plan.applyStatistics.filesModified;
+    dict.files_deleted = plan.applyStatistics.filesDeleted;
+    dict.files_moved = plan.applyStatistics.filesMoved;
+  }
   if (plan.decisionRootId !== null) dict.decision_root_id = plan.decisionRootId;
   if (plan.traceId !== undefined && plan.traceId !== null) dict.trace_id = plan.traceId;
   // 8. error

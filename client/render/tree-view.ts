@@ -9,29 +9,37 @@ import type { DecisionFields } from '../../domain/decision';
 /** The views read every field of a recorded decision. */
 export type ViewDecision = DecisionFields;
 
+/** The columns of plain and table output: enough to read the tree and copy an id; json and yaml keep every key. */
 export const TREE_COLUMNS = [
-  'seq',
+  'sequence_number',
   'depth',
   'decision_type',
   'decision_id',
   'parent_decision_id',
   'chosen_option',
-  'superseded',
+  'superseded_by',
 ] as const;
 
-/** One row per node, breadth-first (level by level) as seed 004's get_tree returns them: for json, yaml, plain, table. */
+/**
+ * One row per node, breadth-first (level by level) as seed 004's get_tree returns them: for json, yaml, plain,
+ * table. Keys are seed 004's field names, as `plan explain` has them; `depth` (the level, the root being 0) is the
+ * only key of the tree rather than of the decision. A correcting decision also has `is_correction` and
+ * `corrects_decision_id`.
+ */
 export function treeRows<T extends ViewDecision>(tree: DecisionTree<T>): Array<Record<string, unknown>> {
-  return tree.nodes.map((node) => ({
-    seq: node.decision.seq,
-    depth: node.depth,
-    decision_type: node.decision.type,
-    decision_id: node.decision.decisionId,
-    parent_decision_id: node.decision.parentDecisionId,
-    question: node.decision.question,
-    chosen_option: node.decision.chosenOption,
-    confidence_score: node.decision.confidence,
-    superseded: node.superseded,
-    ...(node.decision.isCorrection ? { corrects_decision_id: node.decision.correctsDecisionId } : {}),
+  return tree.nodes.map(({ decision: d, depth }) => ({
+    sequence_number: d.seq,
+    depth,
+    decision_type: d.type,
+    phase: d.phase,
+    decision_id: d.decisionId,
+    parent_decision_id: d.parentDecisionId,
+    question: d.question,
+    chosen_option: d.chosenOption,
+    confidence_score: d.confidence,
+    actor: d.actor,
+    superseded_by: d.supersededBy,
+    ...(d.isCorrection ? { is_correction: true, corrects_decision_id: d.correctsDecisionId } : {}),
   }));
 }
 
@@ -118,8 +126,9 @@ export interface ExplainOptions {
 }
 
 /**
- * `plan explain`: identity, classification, content (alternatives always), downstream impact and correction
- * metadata when set; the context snapshot and the reasoning only when asked for.
+ * `plan explain`: identity, classification, content (alternatives always), who decided and with which model (its
+ * token counts), downstream impact and correction metadata when set; the context snapshot and the reasoning only
+ * when asked for.
  */
 export function explainDict(d: ViewDecision, options: ExplainOptions): Record<string, unknown> {
   const dict: Record<string, unknown> = {
@@ -134,6 +143,10 @@ export function explainDict(d: ViewDecision, options: ExplainOptions): Record<st
     alternatives_considered: d.alternatives,
     confidence_score: d.confidence,
     actor: d.actor,
+    // Seed 001's PlanBuild model and token count: always present, null for a decision no model made.
+    model_name: d.modelName,
+    prompt_tokens: d.promptTokens,
+    completion_tokens: d.completionTokens,
     created_at: d.createdAt,
   };
   if (d.downstreamDecisionIds.length > 0) dict.downstream_decision_ids = d.downstreamDecisionIds;

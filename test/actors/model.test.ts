@@ -25,7 +25,7 @@ import { planSpecSchema } from '../../domain/schemas';
 import type { PlanSpec } from '../../domain/schemas';
 import { stepFromFile } from '../../domain/steps';
 import { childPlanId } from '../../domain/subplans';
-import { FakeModelServer, wireStep } from '../helpers/fake-model-server';
+import { countTokens, FakeModelServer, promptTokensOf, wireStep } from '../helpers/fake-model-server';
 import type { RecordedRequest } from '../helpers/fake-model-server';
 import { waitUntil } from '../helpers/wait';
 import { CREATED_AT, PLAN_ID } from '../unit/fixtures';
@@ -645,11 +645,27 @@ describe('model estimation and invariant actors', () => {
       changes,
     });
 
-    expect(verdicts).toEqual([
-      { invariant: plan.invariants[0], status: 'held', evidence: 'Only src/ files change.' },
-      { invariant: plan.invariants[1], status: 'acknowledged', evidence: 'Paths alone do not show the API.' },
-    ]);
     expect(server.requests).toHaveLength(2);
+    // Each verdict says which model judged it and what that request cost (the fake counts what was sent).
+    const usage = (i: number, reply: unknown) => ({
+      modelName: 'test-model',
+      promptTokens: promptTokensOf(server.requests[i] as RecordedRequest),
+      completionTokens: countTokens(JSON.stringify(reply)),
+    });
+    expect(verdicts).toEqual([
+      {
+        invariant: plan.invariants[0],
+        status: 'held',
+        evidence: 'Only src/ files change.',
+        model: usage(0, { status: 'held', evidence: 'Only src/ files change.' }),
+      },
+      {
+        invariant: plan.invariants[1],
+        status: 'acknowledged',
+        evidence: 'Paths alone do not show the API.',
+        model: usage(1, { status: 'acknowledged', evidence: 'Paths alone do not show the API.' }),
+      },
+    ]);
     const [first, second] = server.requests.map((r) => sent(r).messages[1]?.content ?? '');
     expect(first).toContain(
       'Invariant (ACTION, from local/code-review): Do not modify files outside the path.',
@@ -689,5 +705,90 @@ describe('renderContextFiles', () => {
     expect(text).toContain('--- /b (first 1000 of 5000 characters');
     expect(text).toContain('--- /c (first 1000 of 5000 characters');
     expect(renderContextFiles([])).toBe('Context files: (none)');
+  });
+});
+
+describe('the model and its token counts (seed 001 PlanBuild)', () => {
+  it('counts every request a reply took, the rejected ones included, on the approach; its steps name the model only', async () => {
+    const invalid = { ...validStrategy, confidence: 1.5 };
+    server
+      .replyContent('not JSON at all', { model: 'test-model-0613' })
+      .replyContent(invalid, { model: 'test-model-0613' })
+      .replyContent(validStrategy, { model: 'test-model-0613' });
+    const call = actorCall();
+    await actors(modelConfig(server, { maxAttempts: 3 })).strategy.strategize({ ...call, action });
+    expect(server.requests).toHaveLength(3);
+    const prompt = server.requests.reduce((sum, r) => sum + promptTokensOf(r), 0);
+    const completion =
+      countTokens('not JSON at all') +
+      countTokens(JSON.stringify(invalid)) +
+      countTokens(JSON.stringify(validStrategy));
+    const [approach, ...steps] = call.log.drafts();
+    expect(approach?.model).toEqual({
+      modelName: 'test-model-0613',
+      promptTokens: prompt,
+      completionTokens: completion,
+    });
+    expect(steps.length).toBeGreaterThan(0);
+    for (const step of steps) {
+      expect(step.model).toEqual({
+        modelName: 'test-model-0613',
+        promptTokens: null,
+        completionTokens: null,
+      });
+    }
+  });
+
+  it('names the configured model when the reply does not, and records unknown counts as null, never as a partial sum', async () => {
+    server
+      .replyContent(
+        { ...validStrategy, confidence: 2 },
+        { usage: { prompt_tokens: 100, completion_tokens: 20 } },
+      )
+      .replyContent(validStrategy, { usage: null });
+    const call = actorCall();
+    await actors(modelConfig(server)).strategy.strategize({ ...call, action });
+    expect(call.log.drafts()[0]?.model).toEqual({
+      modelName: 'test-model',
+      promptTokens: null,
+      completionTokens: null,
+    });
+  });
+
+  it('keeps a good answer whose usage is malformed, with the counts it could read', async () => {
+    server.replyContent(validStrategy, {
+      model: '  ',
+      usage: { prompt_tokens: 'many', completion_tokens: 7, total_tokens: -1 },
+    });
+    const call = actorCall();
+    const result = await actors(modelConfig(server)).strategy.strategize({ ...call, action });
+    expect(result.summary).toBe(validStrategy.summary);
+    expect(call.log.drafts()[0]?.model).toEqual({
+      modelName: 'test-model',
+      promptTokens: null,
+      completionTokens: 7,
+    });
+  });
+
+  it('gives the model invariant actor the description of an invariant that has one', async () => {
+    server.replyContent({ status: 'held', evidence: 'No migration changes.' });
+    await actors(modelConfig(server)).invariant.check({
+      ...actorCall(),
+      phase: 'EXECUTE',
+      invariants: [
+        {
+          text: 'Never touch the migrations',
+          scope: 'GLOBAL',
+          sourceName: null,
+          id: null,
+          rule: null,
+          description: 'Migrations are reviewed by the DBA team.',
+        },
+      ],
+      changes: [],
+    });
+    expect(sent(server.requests[0]).messages[1]?.content).toContain(
+      'Invariant (GLOBAL): Never touch the migrations\nWhat it means: Migrations are reviewed by the DBA team.',
+    );
   });
 });

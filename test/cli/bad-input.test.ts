@@ -236,6 +236,28 @@ const cases: Array<[string, () => string[], RegExp]> = [
     () => ['invariant', 'add', 'Keep it', '--global', '--rule', '{protect: [a]}'],
     /--rule: the rule is invalid: unknown key protect/,
   ],
+  [
+    'invariant with an empty description',
+    () => ['invariant', 'add', 'Keep it', '--global', '--description', ' '],
+    /--description must not be empty/,
+  ],
+  [
+    'invariant with empty text and a description',
+    () => ['invariant', 'add', '', '--global', '--description', 'why'],
+    /text must not be empty/,
+  ],
+  [
+    'invariant with two descriptions',
+    () => ['invariant', 'add', 'Keep it', '--global', '--description', 'a', '--description', 'b'],
+    /give --description once/,
+  ],
+  [
+    'invariant whose NAME is unquoted words beside its description',
+    () => ['invariant', 'add', 'Keep', 'it', '--global', '--description', 'why'],
+    /too many arguments/,
+  ],
+  ['show an unknown invariant', () => ['invariant', 'show', UNKNOWN_PLAN], /no invariant with id/],
+  ['show a malformed invariant id', () => ['invariant', 'show', 'x'], /is not an invariant id/],
   ['remove an unknown invariant', () => ['invariant', 'remove', UNKNOWN_PLAN], /no invariant with id/],
   ['remove a malformed invariant id', () => ['invariant', 'remove', 'x'], /is not an invariant id/],
   [
@@ -259,6 +281,17 @@ it('refuses an action whose command defeats its placeholder quoting as bad input
   const result = await h.cli('action', 'add', '-f', files.quotedPlaceholder!);
   expect(result.code).toBe(2);
   expect((await h.cli('action', 'show', 'local/x')).code).toBe(3);
+});
+
+it.each([
+  ['', '--global', '--description', ' '],
+  ['Keep it', '--global', '--description', ''],
+  ['Keep it', '--global', '--description', 'a', '--description', 'b'],
+  ['Keep', 'it', '--global', '--description', 'why'],
+])('refuses the invariant add %j as bad input (exit 2), storing nothing', async (...argv) => {
+  const result = await h.cli('invariant', 'add', ...argv);
+  expect(result.code).toBe(2);
+  expect(await h.invariants.list()).toEqual([]);
 });
 
 it.each(cases)('%s', async (_name, argv, message) => {

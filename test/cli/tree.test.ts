@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 interface Node {
-  seq: number;
+  sequence_number: number;
   depth: number;
   decision_type: string;
   decision_id: string;
@@ -48,7 +48,23 @@ it('records the prompt, the invariants it runs under and one branch per phase', 
     [3, 'tool_invocation'],
     [4, 'tool_invocation'],
   ]);
-  expect(tree.nodes.map((n) => n.seq).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+  expect(tree.nodes.map((n) => n.sequence_number).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+  // Seed 004's field names, as `plan explain` has them.
+  const explained = JSON.parse(
+    (await h.cli('plan', 'explain', tree.nodes[2]!.decision_id, '--format', 'json')).stdout,
+  );
+  expect(tree.nodes[2]).toMatchObject({
+    sequence_number: explained.sequence_number,
+    decision_type: explained.decision_type,
+    phase: explained.phase,
+    parent_decision_id: explained.parent_decision_id,
+    question: explained.question,
+    chosen_option: explained.chosen_option,
+    confidence_score: explained.confidence_score,
+    actor: explained.actor,
+    superseded_by: null,
+  });
+  expect(tree.nodes[2]).not.toHaveProperty('seq');
   expect(YAML.parse((await h.cli('plan', 'tree', planId, '--format', 'yaml')).stdout)).toEqual(tree);
 });
 
@@ -196,10 +212,16 @@ describe('corrections', () => {
       expect(current.hidden_superseded).toBe(1);
       const all = JSON.parse(
         (await h.cli('plan', 'tree', created.planId, '--show-superseded', '--format', 'json')).stdout,
-      ) as { nodes: Array<Node & { superseded: boolean }> };
+      ) as { nodes: Array<Node & { superseded_by: string | null }> };
       expect(all.nodes.find((n) => n.decision_id === strategy.decision_id)).toMatchObject({
-        superseded: true,
+        superseded_by: JSON.parse(corrected.stdout).decision_id,
       });
+      expect(all.nodes.find((n) => n.decision_id === JSON.parse(corrected.stdout).decision_id)).toMatchObject(
+        {
+          is_correction: true,
+          corrects_decision_id: strategy.decision_id,
+        },
+      );
       const explained = JSON.parse(
         (await h.cli('plan', 'explain', strategy.decision_id, '--format', 'json')).stdout,
       );

@@ -19,12 +19,32 @@ export interface QueuedReply {
   body: unknown;
   /** Wait this long before answering. */
   delayMs?: number;
+  /** Add `usage` counted from the request and the reply (see countTokens) to the JSON body as it is sent. */
+  countUsage?: boolean;
 }
 
 export interface CompletionExtras {
   reasoning_content?: string;
   reasoning?: string;
   finish_reason?: string;
+  /** The reply's `model`; left out unless given, as some local servers do. */
+  model?: string;
+  /** The reply's `usage` as given; null leaves it out; undefined counts it (countTokens). */
+  usage?: Record<string, unknown> | null;
+}
+
+/**
+ * The fake's tokenizer: one token per started four characters. What a test expects is computed with it from the
+ * requests the fake recorded, so the counts are checked against what was really sent and answered.
+ */
+export function countTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** The prompt tokens of a recorded request: every message's content, counted with countTokens. */
+export function promptTokensOf(request: RecordedRequest): number {
+  const messages = (request.body as { messages?: Array<{ content: string }> }).messages ?? [];
+  return messages.reduce((sum, m) => sum + countTokens(m.content), 0);
 }
 
 export class FakeModelServer {
@@ -57,11 +77,14 @@ export class FakeModelServer {
 
   /** A chat completion whose message content is `content` (JSON-encoded unless already a string). */
   replyContent(content: unknown, extras: CompletionExtras = {}): this {
-    const { finish_reason = 'stop', ...reasoning } = extras;
+    const { finish_reason = 'stop', model, usage, ...reasoning } = extras;
     return this.reply({
+      countUsage: usage === undefined,
       body: {
         id: `chatcmpl-${this.queue.length}`,
         object: 'chat.completion',
+        ...(model === undefined ? {} : { model }),
+        ...(usage === undefined || usage === null ? {} : { usage }),
         choices: [
           {
             index: 0,
@@ -88,6 +111,13 @@ export class FakeModelServer {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  private usageFor(request: RecordedRequest, body: object): Record<string, number> {
+    const choices = (body as { choices?: Array<{ message?: { content?: string } }> }).choices ?? [];
+    const prompt = promptTokensOf(request);
+    const completion = countTokens(choices[0]?.message?.content ?? '');
+    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  }
+
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -99,12 +129,22 @@ export class FakeModelServer {
       } catch {
         body = undefined;
       }
-      this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+      const recorded: RecordedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body,
+      };
+      this.requests.push(recorded);
       const next = this.queue.shift();
       if (next === 'hang') return;
       const reply = next ?? { status: 500, body: 'fake model server: no reply queued for this request' };
       const send = () => {
-        const payload = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
+        const answer =
+          reply.countUsage === true && typeof reply.body === 'object' && reply.body !== null
+            ? { ...reply.body, usage: this.usageFor(recorded, reply.body) }
+            : reply.body;
+        const payload = typeof answer === 'string' ? answer : JSON.stringify(answer);
         res.writeHead(reply.status ?? 200, {
           'content-type': typeof reply.body === 'string' ? 'text/plain' : 'application/json',
         });

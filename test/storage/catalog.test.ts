@@ -9,7 +9,9 @@ import { ulid } from 'ulid';
 import type { z } from 'zod';
 import { actionSchema, automationProfileSchema, projectSchema } from '../../domain/catalog';
 import { planSpecSchema } from '../../domain/schemas';
+import { asPlanInvariant } from '../../domain/invariant';
 import { createCatalogStore } from '../../storage/catalog';
+import { createInvariantStore } from '../../storage/invariants';
 import { createPlanStore } from '../../storage/plans';
 import { createPrismaClient } from '../../storage/prisma';
 import type { PrismaClient } from '../../storage/prisma';
@@ -247,5 +249,38 @@ describe('entries that plans were made from', () => {
       projects: [{ projectName: 'org/service', alias: 'svc', readOnly: true }],
       effectiveProfileSnapshot: { name: 'org/strict', approvalTimeoutSeconds: 60 },
     });
+  });
+});
+
+describe('invariant descriptions (seed 004 --description)', () => {
+  it('are stored trimmed, read back, and null when none was given', async () => {
+    const invariants = createInvariantStore(prisma);
+    const at = new Date(clock).toISOString();
+    const described = await invariants.add({
+      text: ' Never touch the migrations ',
+      description: '  Reviewed by the DBA team.  ',
+      scope: 'GLOBAL',
+      target: null,
+      rule: null,
+      author: 'ada',
+      at,
+    });
+    const plain = await invariants.add({
+      text: 'Keep it',
+      scope: 'GLOBAL',
+      target: null,
+      rule: null,
+      author: 'ada',
+      at,
+    });
+    expect(await invariants.get(described.id)).toMatchObject({
+      text: 'Never touch the migrations',
+      description: 'Reviewed by the DBA team.',
+    });
+    expect((await invariants.get(plain.id))?.description).toBeNull();
+    expect(asPlanInvariant(described)).toMatchObject({ description: 'Reviewed by the DBA team.' });
+    expect(asPlanInvariant(plain)).not.toHaveProperty('description');
+    await invariants.remove(described.id);
+    await invariants.remove(plain.id);
   });
 });

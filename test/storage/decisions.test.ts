@@ -146,6 +146,7 @@ describe('the seed 004 fields', () => {
         actorReasoning: 'The parser is large; split the review.',
         downstreamPlanIds: [childPlan],
         artifactsProduced: [{ kind: 'report', uri: 'reports/1.md' }],
+        model: { modelName: 'gpt-test-2026', promptTokens: 1234, completionTokens: 56 },
       }),
     ]);
     const { decisionIds } = await plans.recordPlanState(input);
@@ -179,8 +180,17 @@ describe('the seed 004 fields', () => {
       correctsDecisionId: null,
       correctionReason: null,
       supersededBy: null,
+      modelName: 'gpt-test-2026',
+      promptTokens: 1234,
+      completionTokens: 56,
       actor: 'workflow',
       createdAt: input.at,
+    });
+    // A decision no model made has none.
+    expect(await decisions.getDecision(decisionIds[0] as string)).toMatchObject({
+      modelName: null,
+      promptTokens: null,
+      completionTokens: null,
     });
 
     // The root lists its child; the full context comes back from the reference, byte for byte what was hashed.
@@ -337,6 +347,14 @@ describe('write rules', () => {
       }),
     ]);
     await refused(planId, [decision(2, 'bogus' as DecisionType, 0)]);
+    await refused(planId, [
+      decision(2, 'strategy_choice', 0, { model: { modelName: 'm', promptTokens: -1, completionTokens: 2 } }),
+    ]);
+    await refused(planId, [
+      decision(2, 'strategy_choice', 0, {
+        model: { modelName: ' ', promptTokens: null, completionTokens: null },
+      }),
+    ]);
     expect(await everything(planId)).toEqual(before);
   });
 

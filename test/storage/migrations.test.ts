@@ -14,6 +14,7 @@ import { runCli } from '../../client/cli/main';
 import { planSpecSchema } from '../../domain/schemas';
 import { createCatalogStore } from '../../storage/catalog';
 import { createDecisionStore } from '../../storage/decisions';
+import { createInvariantStore } from '../../storage/invariants';
 import { migrateDatabase } from '../../storage/migrate';
 import { createPlanStore } from '../../storage/plans';
 import { createPrismaClient } from '../../storage/prisma';
@@ -27,6 +28,8 @@ const UPGRADE_MIGRATION = '20261130021600_plan_fields_and_catalog';
 const DECISION_TREE_MIGRATION = '20261130023500_decision_tree';
 const INVARIANTS_MIGRATION = '20261130042000_invariants';
 const EXECUTION_POLICY_MIGRATION = '20261130233000_execution_policy';
+/** Issue 15's seed details: Apply's statistics, the model behind a decision, an invariant's description. */
+const SEED_DETAILS_MIGRATION = '20261201090000_seed_details';
 
 const MIGRATIONS_DIR = path.join(REPO_ROOT, 'prisma', 'migrations');
 const PRISMA_CLI = path.join(REPO_ROOT, 'node_modules', 'prisma', 'build', 'index.js');
@@ -268,6 +271,7 @@ describe(`migration ${UPGRADE_MIGRATION}`, () => {
       createdBy: 'alice',
       createdAt,
       updatedAt,
+      applyStatistics: null,
     });
     expect((await store.listEvents(planId)).map((e) => [e.seq, e.type])).toEqual([
       [0, 'PLAN_CREATED'],
@@ -441,6 +445,9 @@ describe(`migration ${DECISION_TREE_MIGRATION}`, () => {
       correctsDecisionId: null,
       correctionReason: null,
       supersededBy: null,
+      modelName: null,
+      promptTokens: null,
+      completionTokens: null,
       actor: 'workflow',
       createdAt,
     });
@@ -534,6 +541,60 @@ describe(`migration ${EXECUTION_POLICY_MIGRATION}`, () => {
     const stored = await createCatalogStore(client).getAction('local/old');
     expect(stored?.value.execution).toEqual({ network: false, unattendedCommands: false, ignore: [] });
     expect(columns(new Database(file, { readonly: true }), 'plans')).toContain('execution_policy');
+  });
+});
+
+describe(`migration ${SEED_DETAILS_MIGRATION}`, () => {
+  let client: PrismaClient | undefined;
+  afterAll(async () => client?.$disconnect());
+
+  it('reads plans, decisions and invariants stored before it with no statistics, no model and no description', async () => {
+    const file = path.join(dir, 'before-seed-details.db');
+    const databaseUrl = `file:${file}`;
+    prisma(['migrate', 'deploy', '--config', configUpTo(EXECUTION_POLICY_MIGRATION)], databaseUrl);
+    const at = sqliteTime('2026-12-01T08:00:00.000Z');
+    const planId = ulid();
+    const decisionId = ulid();
+    const invariantId = ulid();
+    const db = new Database(file);
+    try {
+      db.prepare(
+        `INSERT INTO plans (plan_id, workflow_id, name, action_name, description, automation_level, phase, state,
+           project_links, arguments, arguments_order, created_by, created_at, updated_at, invariants, tags,
+           action_steps, sandbox_refs, validation_summary, changeset_id)
+         VALUES (?, ?, 'old', 'local/old', '', 'MANUAL', 'APPLIED', 'COMPLETE', '[]', '{}', '[]', 'ada', ?, ?,
+           '[]', '[]', '[]', '[]', 'no validation command; applied: 1 created, 0 modified, 0 deleted, 0 moved', NULL)`,
+      ).run(planId, `plan-${planId}`, at, at);
+      db.prepare(
+        `INSERT INTO decisions (decision_id, plan_id, sequence_number, decision_type, phase, question, chosen_option,
+           alternatives_considered, rationale, actor, created_at, relevant_resources, downstream_decision_ids,
+           downstream_plan_ids, artifacts_produced)
+         VALUES (?, ?, 0, 'prompt_definition', 'STRATEGIZE', 'q', 'o', '[]', 'r', 'ada', ?, '[]', '[]', '[]', '[]')`,
+      ).run(decisionId, planId, at);
+      db.prepare(
+        `INSERT INTO invariants (invariant_id, text, scope, target, rule, author, created_at)
+         VALUES (?, 'Keep it', 'GLOBAL', NULL, NULL, 'ada', ?)`,
+      ).run(invariantId, at);
+    } finally {
+      db.close();
+    }
+    prisma(['migrate', 'deploy'], databaseUrl);
+    assertMatchesSchema(file);
+
+    client = createPrismaClient(databaseUrl);
+    expect(await createPlanStore(client).getPlan(planId)).toMatchObject({
+      validationSummary: 'no validation command; applied: 1 created, 0 modified, 0 deleted, 0 moved',
+      applyStatistics: null,
+    });
+    expect(await createDecisionStore(client).getDecision(decisionId)).toMatchObject({
+      modelName: null,
+      promptTokens: null,
+      completionTokens: null,
+    });
+    expect(await createInvariantStore(client).get(invariantId)).toMatchObject({
+      text: 'Keep it',
+      description: null,
+    });
   });
 });
 

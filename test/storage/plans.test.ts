@@ -158,6 +158,7 @@ describe('recordPlanCreated', () => {
       createdBy: 'alice',
       createdAt: spec.createdAt,
       updatedAt: spec.createdAt,
+      applyStatistics: null,
     });
     expect(await store.listEvents(spec.planId)).toEqual([
       {
@@ -260,6 +261,9 @@ describe('recordPlanState', () => {
       correctsDecisionId: null,
       correctionReason: null,
       supersededBy: null,
+      modelName: null,
+      promptTokens: null,
+      completionTokens: null,
     });
     expect((await store.listEvents(spec.planId)).at(-1)).toEqual({
       planId: spec.planId,
@@ -610,6 +614,7 @@ describe('seed 000 plan fields', () => {
       createdBy: 'carol',
       createdAt: spec.createdAt,
       updatedAt: spec.createdAt,
+      applyStatistics: null,
     });
 
     // A retried write with the same fully populated spec (as Temporal delivers it, through JSON) is still the same plan.
@@ -846,3 +851,34 @@ function probeAfterFirstStatement(client: PrismaClient, probe: () => void): Pris
     },
   });
 }
+
+describe("Apply's statistics (seed 001's PlanResult)", () => {
+  it('are null until Apply records them, then read back by a new client, untouched by other execution writes', async () => {
+    const spec = await createPlan();
+    expect((await store.getPlan(spec.planId))?.applyStatistics).toBeNull();
+    const statistics = { filesCreated: 3, filesModified: 0, filesDeleted: 1, filesMoved: 2 };
+    await store.recordExecution(spec.planId, { validationSummary: 'applied', applyStatistics: statistics });
+    // A retried Apply writes the same again.
+    await store.recordExecution(spec.planId, { validationSummary: 'applied', applyStatistics: statistics });
+    await store.recordExecution(spec.planId, { sandboxRefs: [] });
+    const restarted = createPrismaClient(databaseUrl);
+    try {
+      const reread = await createPlanStore(restarted).getPlan(spec.planId);
+      expect(reread).toMatchObject({ validationSummary: 'applied', applyStatistics: statistics });
+      expect(
+        (await createPlanStore(restarted).listPlans()).find((p) => p.planId === spec.planId),
+      ).toMatchObject({
+        applyStatistics: statistics,
+      });
+    } finally {
+      await restarted.$disconnect();
+    }
+  });
+
+  it('refuses to read a row holding only some of them, instead of inventing the rest', async () => {
+    const spec = await createPlan();
+    await prisma.plan.update({ where: { id: spec.planId }, data: { filesCreated: 1 } });
+    await expect(store.getPlan(spec.planId)).rejects.toThrow(/Apply statistics are incomplete or invalid/);
+    await prisma.plan.delete({ where: { id: spec.planId } });
+  });
+});

@@ -108,6 +108,7 @@ const stored = (
 ): StoredInvariant => ({
   id,
   text,
+  description: null,
   scope,
   target,
   rule,

@@ -294,3 +294,62 @@ describe('planListRow', () => {
     expect(Object.values(row).every((v) => typeof v !== 'object')).toBe(true);
   });
 });
+
+describe("Apply's statistics and invariant descriptions (issue 15)", () => {
+  const applied = {
+    ...fullPlan(),
+    applyStatistics: { filesCreated: 2, filesModified: 5, filesDeleted: 1, filesMoved: 0 },
+  };
+
+  it('shows files_created, files_modified, files_deleted, files_moved after validation_summary, zeros included', () => {
+    const keys = Object.keys(asCliDict(applied));
+    const at = keys.indexOf('validation_summary');
+    expect(keys.slice(at, at + 6)).toEqual([
+      'validation_summary',
+      'files_created',
+      'files_modified',
+      'files_deleted',
+      'files_moved',
+      'decision_root_id',
+    ]);
+    expect(asCliDict(applied)).toMatchObject({
+      files_created: 2,
+      files_modified: 5,
+      files_deleted: 1,
+      files_moved: 0,
+    });
+    // YAML keeps the numbers numbers.
+    expect(YAML.parse(YAML.stringify(asCliDict(applied))).files_moved).toBe(0);
+  });
+
+  it('leaves them out before Apply (null) and for the live snapshot, which does not know them', () => {
+    for (const plan of [{ ...fullPlan(), applyStatistics: null }, fullPlan()]) {
+      expect(Object.keys(asCliDict(plan)).filter((k) => k.startsWith('files_'))).toEqual([]);
+    }
+  });
+
+  it("shows an invariant's description last among its keys, only when it has one", () => {
+    const plan = {
+      ...minimalPlan(),
+      invariants: [
+        {
+          text: 'Never touch migrations',
+          scope: 'GLOBAL' as const,
+          sourceName: null,
+          id: null,
+          rule: null,
+          description: 'Migrations are reviewed by the DBA team.',
+        },
+        { text: 'Keep tests green', scope: 'GLOBAL' as const, sourceName: null, id: null, rule: null },
+      ],
+    };
+    expect(asCliDict(plan).invariants).toEqual([
+      {
+        text: 'Never touch migrations',
+        scope: 'GLOBAL',
+        description: 'Migrations are reviewed by the DBA team.',
+      },
+      { text: 'Keep tests green', scope: 'GLOBAL' },
+    ]);
+  });
+});

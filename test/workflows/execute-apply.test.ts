@@ -14,6 +14,7 @@ import {
   readlinkSync,
 } from 'node:fs';
 import path from 'node:path';
+import YAML from 'yaml';
 import { applyPatch, parsePatch } from 'diff';
 import { parseActionFile } from '../../domain/action-file';
 import type { AutomationLevel } from '../../domain/lifecycle';
@@ -156,6 +157,10 @@ describe('MANUAL: diff after Execute, confirmation, Apply', () => {
       expect(text.stdout).toContain('+Notes for local/demo (MIT)');
       expect(text.stdout).not.toContain('\u001b[');
 
+      // Before Apply the plan has no statistics to show.
+      const gate = JSON.parse((await h.cli('plan', 'show', planId, '--format', 'json')).stdout) as object;
+      expect(Object.keys(gate).filter((k) => k.startsWith('files_'))).toEqual([]);
+
       // Nobody at a terminal: refused with the way out, nothing written.
       const piped = await h.cli('plan', 'advance', planId);
       expect(piped.code).toBe(2);
@@ -191,6 +196,14 @@ describe('MANUAL: diff after Execute, confirmation, Apply', () => {
       expect(applied.validationSummary).toBe(
         'validation `test -f NOTES.md && test ! -e tmp/x.log` passed in the sandbox (exit 0); ' +
           'applied: 1 created, 1 modified, 1 deleted, 1 moved',
+      );
+      // The same counts as fields, from the record, in json and yaml.
+      const counts = { files_created: 1, files_modified: 1, files_deleted: 1, files_moved: 1 };
+      expect(JSON.parse((await h.cli('plan', 'show', planId, '--format', 'json')).stdout)).toMatchObject(
+        counts,
+      );
+      expect(YAML.parse((await h.cli('plan', 'show', planId, '--format', 'yaml')).stdout)).toMatchObject(
+        counts,
       );
       expect(applied.sandboxRefs).toHaveLength(1);
       // The sandbox served its purpose and is gone; the changeset keeps what was written.

@@ -82,9 +82,58 @@ describe('managing invariants', () => {
     expect((await cliJson<unknown[]>('invariant', 'list')).length).toBe(2);
   });
 
+  it("takes seed 004's form, add <NAME> --description <DESC>, and shows the description in list and show", async () => {
+    const described = await addInvariant(
+      'Never touch the migrations',
+      '--global',
+      '--description',
+      '  Migrations are reviewed by the DBA team before they ship.  ',
+    );
+    const plain = await addInvariant('Keep the changelog current', '--global');
+    const shown = await cliJson<Record<string, unknown>>('invariant', 'show', described.toLowerCase());
+    expect(shown).toEqual({
+      id: described,
+      text: 'Never touch the migrations',
+      description: 'Migrations are reviewed by the DBA team before they ship.',
+      scope: 'GLOBAL',
+      target: null,
+      rule: null,
+      author: expect.any(String),
+      created_at: expect.any(String),
+    });
+    expect(await cliJson<Record<string, unknown>>('invariant', 'show', plain)).toMatchObject({
+      text: 'Keep the changelog current',
+      description: null,
+    });
+    const listed = await cliJson<Array<{ id: string; description: string }>>('invariant', 'list', '--global');
+    expect(listed.map((r) => [r.id, r.description])).toEqual([
+      [described, 'Migrations are reviewed by the DBA team before they ship.'],
+      [plain, ''],
+    ]);
+    const table = await h.cli('invariant', 'list', '--global', '--format', 'table');
+    expect(table.stdout).toContain('description');
+    expect(table.stdout).toContain('Migrations are reviewed by the DBA team');
+    // A plan made now pins the invariant with its description, and `plan show` says it.
+    const planId = await newPlan('MANUAL');
+    const plan = await cliJson<{ invariants: Array<Record<string, unknown>> }>('plan', 'show', planId);
+    expect(plan.invariants).toEqual(
+      expect.arrayContaining([
+        {
+          text: 'Never touch the migrations',
+          scope: 'GLOBAL',
+          id: described,
+          description: 'Migrations are reviewed by the DBA team before they ship.',
+        },
+        { text: 'Keep the changelog current', scope: 'GLOBAL', id: plain },
+      ]),
+    );
+    await h.withWorker(() => h.client.cancel(planId));
+    for (const id of [described, plain]) expect((await h.cli('invariant', 'remove', id)).code).toBe(0);
+  });
+
   it('shows the effective set for a project: precedence, duplicates collapsed, the source of each', async () => {
     await addInvariant('Never touch prod', '--global');
-    await addInvariant('Keep tests green', '--global');
+    await addInvariant('Keep tests green', '--global', '--description', 'CI must pass before a release');
     const projectProd = await addInvariant(
       'never touch prod.',
       '--project',
@@ -105,6 +154,7 @@ describe('managing invariants', () => {
     expect(forProject).toEqual([
       {
         text: 'never touch prod.',
+        description: '',
         scope: 'PROJECT',
         source: 'local/demo',
         id: projectProd,
@@ -113,6 +163,7 @@ describe('managing invariants', () => {
       },
       {
         text: 'Keep tests green',
+        description: 'CI must pass before a release',
         scope: 'GLOBAL',
         source: 'global',
         id: expect.any(String),

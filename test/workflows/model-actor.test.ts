@@ -7,7 +7,8 @@ import path from 'node:path';
 import { createActorRegistry } from '../../actors';
 import { parseActionFile } from '../../domain/action-file';
 import { planWorkflowId } from '../../domain/ids';
-import { FakeModelServer, wireStep } from '../helpers/fake-model-server';
+import YAML from 'yaml';
+import { countTokens, FakeModelServer, promptTokensOf, wireStep } from '../helpers/fake-model-server';
 import { createHarness } from '../helpers/harness';
 import type { Harness } from '../helpers/harness';
 
@@ -72,6 +73,105 @@ it('runs the steps the model proposed, and records its choice with its reasoning
     expect(strategy[1]?.chosenOption).toBe('create NOTES.md');
   });
   expect(server.requests).toHaveLength(1);
+});
+
+it('records the model and the tokens its reply cost on the decision it made; the built-in ones have none', async () => {
+  const reply = {
+    summary: 'Write a changelog',
+    rationale: 'One file.',
+    confidence: 0.8,
+    alternatives: [],
+    steps: [
+      wireStep({ kind: 'create', target: 'CHANGELOG-model.md', content: 'changes\n', overwrite: true }),
+    ],
+    validation: null,
+  };
+  server.replyContent(reply, { model: 'fake-2026-12-01' });
+  const actors = createActorRegistry({
+    model: { baseUrl: server.baseUrl, model: 'fake', apiKey: null, timeoutSeconds: 10, maxAttempts: 2 },
+  });
+  const before = server.requests.length;
+  const planId = await h.withActors(actors, async () => {
+    const id = await startPlan();
+    await h.env.client.workflow.getHandle(planWorkflowId(id)).result();
+    return id;
+  });
+  const request = server.requests[before];
+  expect(server.requests).toHaveLength(before + 1);
+  const tree = JSON.parse((await h.cli('plan', 'tree', planId, '--format', 'json')).stdout) as {
+    nodes: Array<{ decision_id: string; decision_type: string; actor: string }>;
+  };
+  const explain = async (decisionId: string, format = 'json') =>
+    (await h.cli('plan', 'explain', decisionId, '--format', format)).stdout;
+  const [approach, step] = tree.nodes.filter((n) => n.decision_type === 'strategy_choice');
+  // The endpoint's name for the model that answered, and what the one request cost.
+  expect(JSON.parse(await explain(approach!.decision_id))).toMatchObject({
+    chosen_option: 'Write a changelog',
+    model_name: 'fake-2026-12-01',
+    prompt_tokens: promptTokensOf(request!),
+    completion_tokens: countTokens(JSON.stringify(reply)),
+  });
+  expect(YAML.parse(await explain(approach!.decision_id, 'yaml'))).toMatchObject({
+    model_name: 'fake-2026-12-01',
+    prompt_tokens: promptTokensOf(request!),
+  });
+  // The step came from the same reply: the model is named, its tokens are counted once, on the approach.
+  expect(JSON.parse(await explain(step!.decision_id))).toMatchObject({
+    model_name: 'fake-2026-12-01',
+    prompt_tokens: null,
+    completion_tokens: null,
+  });
+  for (const node of tree.nodes.filter((n) => n.decision_type !== 'strategy_choice')) {
+    expect(JSON.parse(await explain(node.decision_id))).toMatchObject({
+      model_name: null,
+      prompt_tokens: null,
+      completion_tokens: null,
+    });
+  }
+  // Apply's statistics are fields of the applied plan.
+  expect(JSON.parse((await h.cli('plan', 'show', planId, '--format', 'json')).stdout)).toMatchObject({
+    phase: 'APPLIED',
+    files_created: 1,
+    files_modified: 0,
+    files_deleted: 0,
+    files_moved: 0,
+  });
+});
+
+it("records the model's verdict on an invariant with the model and the tokens of its request", async () => {
+  const parsed = parseActionFile(
+    'name: local/model-judged\nactors:\n  invariant: model\ninvariants:\n  - Keep the change small\n',
+    'action.yaml',
+  );
+  if (!parsed.ok) throw new Error(parsed.error);
+  await h.catalog.putAction(parsed.action);
+  const verdict = { status: 'held', evidence: 'Nothing has changed yet.' };
+  // The check at the start of Strategize (recorded) and the one before the gate after it.
+  server.replyContent(verdict, { model: 'judge-1' }).replyContent(verdict, { model: 'judge-1' });
+  const before = server.requests.length;
+  const actors = createActorRegistry({
+    model: { baseUrl: server.baseUrl, model: 'fake', apiKey: null, timeoutSeconds: 10, maxAttempts: 2 },
+  });
+  await h.withActors(actors, async () => {
+    const created = await h.client.create({
+      actionName: 'local/model-judged',
+      projects: ['local/demo'],
+      automationLevel: 'MANUAL',
+      arguments: {},
+      createdBy: 'tester',
+    });
+    expect(await h.client.waitForInput(created.planId)).toMatchObject({ awaitingApproval: true });
+    const [enforced] = (await h.plans.listDecisions(created.planId)).filter(
+      (d) => d.type === 'invariant_enforced',
+    );
+    expect(enforced).toMatchObject({
+      chosenOption: 'Keep the change small',
+      modelName: 'judge-1',
+      promptTokens: promptTokensOf(server.requests[before]!),
+      completionTokens: countTokens(JSON.stringify(verdict)),
+    });
+    await h.client.cancel(created.planId);
+  });
 });
 
 it('parks a plan ERRORED, naming the actors it has, when the worker lacks the one the plan names', async () => {
