@@ -97,6 +97,11 @@ export interface PlanStore {
     planId: string,
     fields: { changesetId?: string | null; sandboxRefs?: string[]; validationSummary?: string | null },
   ): Promise<void>;
+  /**
+   * Removes a plan whose workflow never started (the client wrote its row and context first, then the start
+   * failed): its row, PLAN_CREATED event and context files. Refuses (false) once anything else was recorded.
+   */
+  discardUnstarted(planId: string): Promise<boolean>;
 }
 
 export interface RecordDecisionsInput {
