@@ -18,6 +18,7 @@ const BOTH_BACKENDS = [
   '<rootDir>/test/workflows/invariants.test.ts',
   '<rootDir>/test/workflows/continue-as-new.test.ts',
   '<rootDir>/test/workflows/subplans.test.ts',
+  '<rootDir>/test/cli/plan-use-context.test.ts',
 ];
 
 /** @type {import('jest').Config} */

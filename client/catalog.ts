@@ -4,10 +4,12 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { parseActionFile } from '../domain/action-file';
 import { automationProfileSchema, projectSchema } from '../domain/catalog';
 import type { Action, AutomationProfile, Project } from '../domain/catalog';
 import { parseNamespacedName } from '../domain/resolve';
+import { RESERVED_ACTION_NAMESPACE, TELL_ACTION_NAME, tellAction } from '../domain/tell';
 import { describeZodError } from '../domain/schemas';
 import { REPO_ROOT } from '../config/paths';
 import { createStores } from '../storage';
@@ -51,8 +53,36 @@ export async function addAction(
   file: string,
 ): Promise<{ action: Action; created: boolean }> {
   const action = readActionFile(file);
+  if (action.name.startsWith(`${RESERVED_ACTION_NAMESPACE}/`)) {
+    throw new PlanClientError(
+      'usage',
+      `${file}: action names under ${RESERVED_ACTION_NAMESPACE}/ are reserved for the engine's own actions ` +
+        `(${TELL_ACTION_NAME}); use another namespace, e.g. local/`,
+    );
+  }
   const created = await catalog.putAction(action, { builtIn: false });
   return { action, created };
+}
+
+/**
+ * Puts `agents tell`'s action (defined in domain/tell.ts) into the catalog when it is missing or differs from this
+ * version's, so plans pin what this engine means by tell and `action show` shows it. An action under the name that
+ * a person added (before the namespace was reserved) is never overwritten: the person is told to remove it.
+ */
+export async function installTellAction(catalog: CatalogStore): Promise<Action> {
+  const action = tellAction();
+  const existing = await catalog.getAction(action.name);
+  if (existing !== null && !existing.builtIn) {
+    throw new PlanClientError(
+      'refused',
+      `the catalog holds an action ${action.name} that a person added; tell needs that name for its own action ` +
+        `(agents action remove ${action.name}, then tell again)`,
+    );
+  }
+  if (existing === null || !isDeepStrictEqual(existing.value, action)) {
+    await catalog.putAction(action, { builtIn: true });
+  }
+  return action;
 }
 
 export function validateProject(input: { name: string; path: string; description?: string }): Project {

@@ -12,6 +12,7 @@ import type { PlanSnapshot } from '../domain/plan';
 import type { PlanSpec } from '../domain/schemas';
 import type { CatalogStore, PlanRecord, PlanStore } from '../storage/types';
 import type { InvariantStore } from '../storage/invariants';
+import type { ContextFileInput, ContextFileStore } from '../storage/context-files';
 import { getOrFail, openStores } from './catalog';
 import type { Project } from '../domain/catalog';
 import { checkProjectLinks, parseProjectLinkOption } from '../domain/project-link';
@@ -55,6 +56,13 @@ export interface CreatePlanInput {
   description?: string;
   tags?: string[];
   createdBy: string;
+  /**
+   * Files read and checked by the caller (collectContextFiles), stored before the workflow starts so Strategize
+   * sees them. Needs the client's `contextFiles` store.
+   */
+  contextFiles?: ContextFileInput[];
+  /** The most a plan's whole context may hold; the add is refused, and nothing started, beyond it. */
+  maxContextBytes?: number;
 }
 
 /** A plan as the CLI shows it: the durable record, plus what only the live workflow knows. */
@@ -79,6 +87,8 @@ export interface PlanClientOptions {
    * (connectPlanClient does), or the workflow's spans start a trace of their own.
    */
   tracer?: Tracer;
+  /** Where `create` stores the context files it is given (connectPlanClient passes the database's). */
+  contextFiles?: ContextFileStore;
 }
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
@@ -92,6 +102,7 @@ export class PlanClient {
   private readonly taskQueue: string;
   private readonly historyEventLimit: number | undefined;
   private readonly tracer: Tracer | undefined;
+  private readonly contextFiles: ContextFileStore | undefined;
 
   constructor(
     readonly temporal: Client,
@@ -104,6 +115,7 @@ export class PlanClient {
     this.taskQueue = options.taskQueue ?? TASK_QUEUE;
     this.historyEventLimit = options.historyEventLimit;
     this.tracer = options.tracer;
+    this.contextFiles = options.contextFiles;
   }
 
   /**
@@ -125,6 +137,21 @@ export class PlanClient {
     const spec = await this.resolve(input);
     const workflowId = planWorkflowId(spec.planId);
     const queued = initialSnapshot(spec, workflowId);
+    const context = input.contextFiles ?? [];
+    if (context.length > 0) {
+      await this.storeContextFirst(spec, context, input.maxContextBytes);
+      await this.startOrDiscard(spec.planId, () => this.start(spec, queued, trace));
+      return queued;
+    }
+    await this.start(spec, queued, trace);
+    // The row exists from the start, so a queued plan can be listed and given context before a worker picks it
+    // up. The workflow's first activity writes the same row and event (sequence 0) and finds them already there.
+    await this.plans.recordPlanCreated({ spec, eventSeq: 0 });
+    return queued;
+  }
+
+  private async start(spec: PlanSpec, queued: PlanSnapshot, trace: PlanTraceContext | null): Promise<void> {
+    const workflowId = queued.workflowId;
     await this.call(() =>
       this.temporal.workflow.start(planWorkflow, {
         workflowId,
@@ -145,10 +172,50 @@ export class PlanClient {
         typedSearchAttributes: planSearchAttributes(queued),
       }),
     );
-    // The row exists from the start, so a queued plan can be listed and given context before a worker picks it
-    // up. The workflow's first activity writes the same row and event (sequence 0) and finds them already there.
+  }
+
+  /**
+   * A plan started with context (ADR 0017): the row and the files are written before the workflow exists, so its
+   * Strategize cannot run ahead of them. A context the store refuses (too big with what is there) leaves nothing.
+   */
+  private async storeContextFirst(
+    spec: PlanSpec,
+    files: ContextFileInput[],
+    maxTotalBytes: number | undefined,
+  ): Promise<void> {
+    const store = this.contextFiles;
+    if (store === undefined) throw new Error('PlanClient: context files given but no contextFiles store');
     await this.plans.recordPlanCreated({ spec, eventSeq: 0 });
-    return queued;
+    try {
+      await store.add(spec.planId, files, spec.createdBy, spec.createdAt, {
+        ...(maxTotalBytes === undefined ? {} : { maxTotalBytes }),
+      });
+    } catch (err) {
+      await this.plans.discardUnstarted(spec.planId);
+      throw err;
+    }
+  }
+
+  /**
+   * Starts the workflow of a plan whose row is already written; when the start fails, the row and its context go
+   * too, unless the workflow turns out to exist (a start that timed out on the way back did happen). When even
+   * that cannot be asked, the row stays: throwing away the context of a plan that may be running would be worse.
+   */
+  private async startOrDiscard(planId: string, start: () => Promise<void>): Promise<void> {
+    try {
+      await start();
+    } catch (err) {
+      const exists = await this.temporal.workflow
+        .getHandle(planWorkflowId(planId))
+        .describe()
+        .then(
+          () => true,
+          (describeErr: unknown) => (describeErr instanceof WorkflowNotFoundError ? false : null),
+        );
+      if (exists === true) return;
+      if (exists === false) await this.plans.discardUnstarted(planId);
+      throw err;
+    }
   }
 
   private async resolve(input: CreatePlanInput): Promise<PlanSpec> {
@@ -430,7 +497,10 @@ export async function connectPlanClient(
     ...(options.tracer === undefined ? {} : tracing().tracingClientOptions(options.tracer)),
   });
   return {
-    client: new PlanClient(temporal, stores.plans, stores.catalog, stores.invariants, options),
+    client: new PlanClient(temporal, stores.plans, stores.catalog, stores.invariants, {
+      contextFiles: stores.contextFiles,
+      ...options,
+    }),
     async close() {
       await connection.close();
     },

@@ -195,6 +195,21 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
       if (count === 0) throw new PlanNotFoundError(planId);
     },
 
+    async discardUnstarted(planId) {
+      return prisma.$transaction(async (tx) => {
+        await claimWriteLock(tx, planId);
+        const [events, decisions] = await Promise.all([
+          tx.planEvent.count({ where: { planId, seq: { gt: 0 } } }),
+          tx.decision.count({ where: { planId } }),
+        ]);
+        // Anything past the creation means a workflow ran: its record is never thrown away.
+        if (events > 0 || decisions > 0) return false;
+        await tx.planContextFile.deleteMany({ where: { planId } });
+        await tx.planEvent.deleteMany({ where: { planId } });
+        return (await tx.plan.deleteMany({ where: { id: planId } })).count > 0;
+      });
+    },
+
     async listDecisions(planId, afterSeq = -1) {
       const rows = await prisma.decision.findMany({
         where: { planId, seq: { gt: afterSeq } },

@@ -109,6 +109,11 @@ export interface PlanStore {
       applyStatistics?: ApplyStatistics | null;
     },
   ): Promise<void>;
+  /**
+   * Removes a plan whose workflow never started (the client wrote its row and context first, then the start
+   * failed): its row, PLAN_CREATED event and context files. Refuses (false) once anything else was recorded.
+   */
+  discardUnstarted(planId: string): Promise<boolean>;
 }
 
 export interface RecordDecisionsInput {

@@ -16,6 +16,7 @@ import { registerInvariantCommands } from './invariant';
 import { registerPlanCommands } from './plan';
 import { registerProfileCommands } from './profile';
 import { registerProjectCommands } from './project';
+import { registerTellCommand } from './tell';
 
 export type { CliIo } from './runtime';
 
@@ -46,6 +47,7 @@ export function buildProgram(io: CliIo, cli: CliRuntime = createCliRuntime(io)):
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride();
   registerPlanCommands(program, cli);
+  registerTellCommand(program, cli);
   registerActionCommands(program, cli);
   registerProjectCommands(program, cli);
   registerProfileCommands(program, cli);

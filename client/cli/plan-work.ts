@@ -18,7 +18,7 @@ import { needsPersonOrEnded, parsePlanId } from '../plan-status';
 import { changesetJson, diffStat, renderUnifiedDiff } from '../render/diff';
 import type { OutputFormat } from '../render/format';
 import type { CliRuntime } from './runtime';
-import { byOption, formatOption, parsePositiveInt } from './runtime';
+import { byOption, collect, formatOption, parsePositiveInt } from './runtime';
 
 const PLAN_ID = '<plan-id>';
 const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>)';
@@ -145,6 +145,48 @@ export function registerPlanWorkCommands(plan: Command, cli: CliRuntime): void {
     .action(async (id: string, opts) => {
       await watchPlan(cli, id, (opts.timeout as number) * 1000);
     });
+}
+
+/**
+ * `--context <path>` (repeatable), `--recursive` and `--include-hidden` on the commands that create a plan: the files
+ * are stored before its workflow starts, so Strategize sees them (ADR 0017).
+ */
+export function addContextOptions(command: Command): Command {
+  return command
+    .option(
+      '--context <path>',
+      'a file (or, with --recursive, directory) handed to the actors before Strategize; repeatable',
+      collect,
+      [],
+    )
+    .option(
+      '-R, --recursive',
+      'with --context, add every regular file under a directory (skips hidden entries, .git and node_modules)',
+      false,
+    )
+    .option('--include-hidden', 'with --context --recursive, add hidden files and directories too', false);
+}
+
+/**
+ * Reads and checks every `--context` path, before anything is created: one bad path refuses the whole command.
+ * Returns no files when none were named. The notes about skipped entries are for stderr once the plan exists.
+ */
+export async function readContextOptions(opts: Record<string, unknown>): Promise<CollectedContextFiles> {
+  const paths = opts.context as string[];
+  if (paths.length === 0) {
+    const stray = (opts.recursive as boolean)
+      ? '--recursive'
+      : (opts.includeHidden as boolean)
+        ? '--include-hidden'
+        : null;
+    if (stray !== null)
+      throw new PlanClientError('usage', `${stray} applies to --context paths, and none was given`);
+    return { files: [], skipped: [] };
+  }
+  return collectContextFiles(paths, {
+    recursive: opts.recursive as boolean,
+    includeHidden: opts.includeHidden as boolean,
+  });
 }
 
 /** A plan's context may change until the plan has finished. */

@@ -12,7 +12,12 @@ import { enforcedInvariants } from '../../domain/invariant';
 import { explainDict, richTreeLines, treeRows, TREE_COLUMNS } from '../render/tree-view';
 import { parsePlanId } from '../plan-status';
 import { diffStat, escapeControls, renderUnifiedDiff } from '../render/diff';
-import { registerPlanWorkCommands } from './plan-work';
+import {
+  MAX_CONTEXT_TOTAL_BYTES,
+  addContextOptions,
+  readContextOptions,
+  registerPlanWorkCommands,
+} from './plan-work';
 import type { OutputFormat } from '../render/format';
 import { PlanClientError } from '../errors';
 import type { CliRuntime } from './runtime';
@@ -32,7 +37,7 @@ const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>)';
 export function registerPlanCommands(program: Command, cli: CliRuntime): void {
   const plan = program.command('plan').description('create, inspect and advance plans');
 
-  plan
+  const use = plan
     .command('use')
     .description('create a plan from an action and start it')
     .argument('<action>', 'namespaced action name, e.g. local/code-review')
@@ -52,12 +57,15 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
     .option('--arg <key=value>', 'action argument; repeatable', collect, [])
     .option('-n, --name <name>', 'plan name (default: "<action> on <projects>")')
     .option('-d, --description <text>', 'what the plan is for')
-    .option('-t, --tag <tag>', 'tag; repeatable', collect, [])
+    .option('-t, --tag <tag>', 'tag; repeatable', collect, []);
+  addContextOptions(use)
     .addOption(byOption(cli.io))
     .addOption(formatOption())
     .action(async (action: string, opts) => {
       const args = parseArgumentPairs(opts.arg as string[]);
       if (!args.ok) throw new PlanClientError('usage', args.error);
+      // Read and checked before anything is created: a bad path starts nothing.
+      const context = await readContextOptions(opts);
       const snapshot = await cli.withPlans((client) =>
         client.create({
           actionName: action,
@@ -69,8 +77,11 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
           description: opts.description as string | undefined,
           tags: opts.tag as string[],
           createdBy: opts.by as string,
+          contextFiles: context.files,
+          maxContextBytes: MAX_CONTEXT_TOTAL_BYTES,
         }),
       );
+      for (const note of context.skipped) cli.io.stderr(`${note}\n`);
       cli.show(asCliDict(snapshot), opts.format);
     });
 

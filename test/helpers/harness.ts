@@ -122,6 +122,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     await catalog.putProject({ name: `local/${name}`, path: path.join(projectDir, name), description: '' });
   }
   const client = new PlanClient(env.client, plans, catalog, invariants, {
+    contextFiles,
     taskQueue,
     commandTimeoutMs: options.commandTimeoutMs ?? 20_000,
   });

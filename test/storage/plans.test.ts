@@ -18,6 +18,7 @@ import {
   PlanConflictError,
   PlanNotFoundError,
 } from '../../storage/errors';
+import { createContextFileStore } from '../../storage/context-files';
 import { createPlanStore } from '../../storage/plans';
 import { createPrismaClient, disconnectSharedPrismaClients, sharedPrismaClient } from '../../storage/prisma';
 import type { PrismaClient } from '../../storage/prisma';
@@ -206,6 +207,41 @@ describe('recordPlanCreated', () => {
     ).rejects.toThrow(/different executionActor/);
     await expect(store.recordPlanCreated({ spec, eventSeq: 1 })).rejects.toThrow(PlanConflictError);
     expect(await everything(spec.planId)).toEqual(before);
+  });
+});
+
+describe('discardUnstarted', () => {
+  const file = (text: string) => {
+    const content = new TextEncoder().encode(text);
+    return { path: `/notes/${text.trim()}.md`, sha256: 'a'.repeat(64), content };
+  };
+
+  it('removes a plan that has only its creation, with its context files', async () => {
+    const spec = await createPlan();
+    await createContextFileStore(prisma).add(
+      spec.planId,
+      [file('one\n'), file('two\n')],
+      'alice',
+      nextTime(),
+    );
+    expect(await store.discardUnstarted(spec.planId)).toBe(true);
+    expect(await store.getPlan(spec.planId)).toBeNull();
+    expect(await store.listEvents(spec.planId)).toEqual([]);
+    expect(await prisma.planContextFile.count({ where: { planId: spec.planId } })).toBe(0);
+  });
+
+  it('keeps a plan once its workflow recorded anything, and says so', async () => {
+    const spec = await createPlan();
+    await createContextFileStore(prisma).add(spec.planId, [file('kept\n')], 'alice', nextTime());
+    await store.recordPlanState(stateInput(spec.planId, 1, { message: 'strategizing' }));
+    expect(await store.discardUnstarted(spec.planId)).toBe(false);
+    expect(await store.getPlan(spec.planId)).not.toBeNull();
+    expect((await store.listEvents(spec.planId)).map((e) => e.seq)).toEqual([0, 1]);
+    expect(await prisma.planContextFile.count({ where: { planId: spec.planId } })).toBe(1);
+  });
+
+  it('answers false for an unknown plan', async () => {
+    expect(await store.discardUnstarted(ulid())).toBe(false);
   });
 });
 
