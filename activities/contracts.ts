@@ -2,7 +2,7 @@
  * Activity inputs and results. Plain data only (no Prisma types): this file is the contract between the workflow,
  * which allocates every sequence number, and the activities, which write idempotently keyed by them.
  */
-import type { Strategy } from '../domain/steps';
+import type { Step, Strategy } from '../domain/steps';
 import type { ApplyResult, ChangeCounts } from '../domain/changeset';
 import type { DecisionDraft } from '../domain/decision';
 import type { Phase, WorkPhase } from '../domain/lifecycle';
@@ -61,6 +61,8 @@ export interface PhaseWorkInput {
    * absent or null: the workflow checks it itself.
    */
   checkBefore?: Phase | null;
+  /** Strategize: instructions people added with `plan amend`, read after the plan's description. */
+  amendments?: string[];
 }
 
 /** What every phase activity returns besides its own result. */
@@ -77,6 +79,11 @@ export interface StrategizeResult extends PhaseWorkResult {
   decisions: DecisionDraft[];
   /** Handed to Execute by the workflow; the strategy actor decided it. */
   strategy: Strategy;
+  /**
+   * For each step of the strategy, the index in `decisions` of the decision it came from: a correction of that
+   * decision replaces the step. Absent from results recorded before corrections replaced steps.
+   */
+  stepDecisions?: number[];
 }
 
 export interface ExecuteInput extends PhaseWorkInput {
@@ -145,11 +152,18 @@ export interface CheckInvariantsResult {
 export interface CheckCorrectionInput {
   planId: string;
   decisionId: string;
+  /**
+   * The option, when it replaces a strategy step (domain/correction.ts): parsed and checked as a step
+   * (domain/step-option.ts), refused as InvalidInput when it is not a valid one.
+   */
+  stepOption?: string;
 }
 
 export interface CheckCorrectionResult {
   /** The corrected decision's sequence number: later decisions that would hang under it hang under the correction. */
   correctedSeq: number;
+  /** The parsed `stepOption`: the step, or null for `skip`; absent when none was asked for. */
+  step?: Step | null;
 }
 
 export interface CorrectDecisionActivityInput {

@@ -18,6 +18,7 @@ import { ENGINE_METRICS } from '../domain/metrics';
 import { WORKFLOW_ACTOR } from '../domain/plan';
 import type { PlanSpec, ProjectLink } from '../domain/plan';
 import type { Workspace } from '../domain/project-link';
+import { amendedSpec } from '../domain/correction';
 import { describeStep } from '../domain/steps';
 import { applyChangeset, ChangesetRefusedError } from '../sandbox/apply';
 import type { Isolation } from '../sandbox/isolation';
@@ -136,10 +137,12 @@ export function createWorkActivities(deps: WorkDependencies) {
       const strategyActor = actors.get('strategy', input.spec.actors.strategyActor);
       const estimationActor = actors.get('estimation', input.spec.actors.estimationActor);
       const workspaces = await workspacesOf(input.spec, () => null);
+      // A person's amendments reach the actors as part of the plan's description, its prompt.
+      const amended = { ...input, spec: amendedSpec(input.spec, input.amendments ?? []) };
       const result = await withProgress('STRATEGIZE', async (report, signal) => {
-        const call = await callFor(input, 'STRATEGIZE', workspaces, report, signal);
+        const call = await callFor(amended, 'STRATEGIZE', workspaces, report, signal);
         report(`asking the ${strategyActor.name} strategy actor`);
-        const strategy = await strategyActor.strategize({
+        const { stepDecisions, ...strategy } = await strategyActor.strategize({
           ...call,
           action: { steps: input.spec.steps, validation: input.spec.validation },
         });
@@ -149,6 +152,10 @@ export function createWorkActivities(deps: WorkDependencies) {
           summary: `${strategy.summary}; estimate: ${estimate.summary}`,
           decisions: call.log.drafts(),
           strategy,
+          // Positions in `decisions`, which keep their meaning when the workflow numbers the batch later.
+          ...(stepDecisions === undefined
+            ? {}
+            : { stepDecisions: stepDecisions.map((seq) => seq - input.firstDecisionSeq) }),
         };
       });
       return { ...result, invariants: await checkAfter(input, 'STRATEGIZE', null) };

@@ -56,9 +56,10 @@ const builtinStrategy: StrategyActor = {
         },
       });
     }
+    const stepDecisions: number[] = [];
     for (const [i, step] of steps.entries()) {
       call.progress(`strategy: step ${i + 1}/${steps.length}: ${describeStep(step)}`);
-      log.record({
+      const seq = log.record({
         type: 'strategy_choice',
         question: `Step ${i + 1} of ${steps.length}: what should be done?`,
         chosenOption: describeStep(step),
@@ -67,6 +68,7 @@ const builtinStrategy: StrategyActor = {
         rationale: `Step ${i + 1} comes from the action definition; the built-in actor runs the action's steps as written.`,
         context: { content: { step, arguments: plan.arguments }, relevantResources: resources },
       });
+      stepDecisions.push(seq);
     }
     const what =
       steps.length === 0
@@ -76,6 +78,7 @@ const builtinStrategy: StrategyActor = {
       steps,
       validation,
       summary: validation === null ? what : `${what}, then validation with \`${validation}\``,
+      stepDecisions,
     };
   },
 };

@@ -44,9 +44,15 @@ export interface ActorCall {
   isolation: Isolation;
 }
 
+/**
+ * A strategy as an actor proposes it: the steps, and for each step the sequence number (as DecisionLog.record
+ * returned it) of the decision it came from, so a person's correction of that decision replaces the step.
+ */
+export type StrategyProposal = Strategy & { stepDecisions?: number[] };
+
 export interface StrategyActor {
   readonly name: string;
-  strategize(call: ActorCall & { action: ActionDefinition }): Promise<Strategy>;
+  strategize(call: ActorCall & { action: ActionDefinition }): Promise<StrategyProposal>;
 }
 
 export interface ValidationOutcome {

@@ -8,6 +8,7 @@ import { defineSearchAttributeKey } from '@temporalio/common';
 import type { SearchAttributePair } from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Phase, ProcessingState } from '../domain/lifecycle';
+import type { CorrectionSituation, RerunPhase, RerunTracking } from '../domain/correction';
 import type { CorrectionIds } from '../domain/decision';
 import { TASK_QUEUE } from '../domain/ids';
 import type { PlanSnapshot, PlanSpec } from '../domain/plan';
@@ -53,6 +54,30 @@ export interface PlanWorkflowState {
   retry: RetryPhaseRequest | null;
   /** Where the next phase's decisions hang: the last decision of the phase before. */
   parentDecisionSeq: number;
+  /**
+   * What a correction or an amendment needs to know to run a phase again (domain/correction.ts). Absent in a run
+   * continued from a plan started before re-runs existed: its corrections are recorded only.
+   */
+  tracking?: RerunTracking;
+  /** A correction or an amendment being acted on at a gate; absent or null: none. */
+  rerun?: PendingRerun | null;
+}
+
+/**
+ * A person's command that changes what runs, from the moment its handler starts (advances are refused meanwhile)
+ * until the phase it re-runs has started (or, for a replaced step alone, until it is recorded).
+ */
+export interface PendingRerun {
+  /** The phase that runs again; null: none (a replaced step at the gate after Strategize changes only the strategy). */
+  phase: RerunPhase | null;
+  /** Set once the correction is recorded: the gate then closes and the phase runs again. */
+  ready: boolean;
+  by: string;
+  reason: string | null;
+  /** An amendment's instructions: its user_intervention is recorded with the re-run's start. */
+  amendment: string | null;
+  /** The correcting decision, which supersedes the phase's earlier decisions; null: the amendment's intervention. */
+  supersededBySeq: number | null;
 }
 
 /** What a run hands to the run it continues as: its state (the spec is the input's) and the gate it waits at. */
@@ -96,10 +121,24 @@ export interface CorrectDecisionRequest {
 
 export type { CorrectionIds as CorrectDecisionResult } from '../domain/decision';
 
+/** `plan amend`: more instructions for a plan waiting after Strategize, which then runs Strategize again. */
+export interface AmendPlanRequest {
+  by: string;
+  /** Appended to the plan's prompt (its description) for Strategize; recorded as a user_intervention. */
+  instructions: string;
+  reason?: string;
+}
+
+/** Longer instructions belong in a context file (`plan context add`). */
+export const MAX_AMENDMENT_CHARS = 20_000;
+
 export const advancePlanUpdate = defineUpdate<PlanSnapshot, [AdvancePlanRequest]>('advancePlan');
 export const retryPhaseUpdate = defineUpdate<PlanSnapshot, [RetryPhaseRequest]>('retryPhase');
 export const correctDecisionUpdate = defineUpdate<CorrectionIds, [CorrectDecisionRequest]>('correctDecision');
+export const amendPlanUpdate = defineUpdate<PlanSnapshot, [AmendPlanRequest]>('amendPlan');
 export const getPlanQuery = defineQuery<PlanSnapshot>('getPlan');
+/** What a correction would be judged against now (`plan correct --dry-run`); reading it changes nothing. */
+export const correctionSituationQuery = defineQuery<CorrectionSituation>('correctionSituation');
 
 /** Search attributes: the Web UI and `temporal workflow list --query` filter plans by these. */
 export const PlanPhaseKey = defineSearchAttributeKey('PlanPhase', 'KEYWORD');

@@ -81,6 +81,14 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
   const run = new PlanRun(input, { lean: patched(LEAN_HISTORY_PATCH) });
   run.installHandlers();
   const checks = new InvariantChecks(run);
+  // A correction or an amendment at a gate runs the plan's phase again, as the loop below runs it (ADR 0016).
+  run.setRerunner(async (phase, { firstAttempt }) => {
+    await run.runPhaseToCompletion(phase, (work) => phaseWork(run, checks, phase, work), {
+      startRecorded: true,
+      firstAttempt,
+    });
+    return phase === 'STRATEGIZE' ? commandsForReview(run) : [];
+  });
   // A run continued as new starts at the gate its predecessor waited at: what comes before it ran in earlier runs.
   const gate = run.resumedGate;
   const reached = (phase: Phase) => gate === null || PHASES.indexOf(phase) >= PHASES.indexOf(gate);
@@ -249,10 +257,21 @@ async function phaseWork(
   const checkBefore = checks.after(phase);
   switch (phase) {
     case 'STRATEGIZE': {
-      const result = await strategize({ ...planRef, ...work, checkBefore });
+      const amendments = state.tracking?.amendments ?? [];
+      const result = await strategize({
+        ...planRef,
+        ...work,
+        checkBefore,
+        ...(amendments.length > 0 ? { amendments } : {}),
+      });
       state.strategy = result.strategy;
       checks.keep(result.invariants ?? null);
-      return { ok: true, summary: result.summary, decisions: result.decisions };
+      return {
+        ok: true,
+        summary: result.summary,
+        decisions: result.decisions,
+        ...(result.stepDecisions === undefined ? {} : { stepDecisions: result.stepDecisions }),
+      };
     }
     case 'EXECUTE': {
       // Strategize completed before Execute could start, and its result is in the state (kept, or rebuilt by

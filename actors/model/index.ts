@@ -7,7 +7,6 @@
  * again with zod, because servers differ in how faithfully they constrain decoding. Output that fails validation
  * is sent back with the problems listed, so a model can correct itself before the phase fails.
  */
-import type { Strategy } from '../../domain/steps';
 import { describeStep, stepFromFile } from '../../domain/steps';
 import type {
   ActorSet,
@@ -16,6 +15,7 @@ import type {
   InvariantActor,
   InvariantVerdict,
   StrategyActor,
+  StrategyProposal,
 } from '../types';
 import { ChatClient } from './chat-client';
 import type { ModelConfig } from './config';
@@ -53,7 +53,7 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
 
   const strategy: StrategyActor = {
     name: MODEL_ACTOR_NAME,
-    async strategize(call): Promise<Strategy> {
+    async strategize(call): Promise<StrategyProposal> {
       const { plan, action } = call;
       const suggestions =
         action.steps.length === 0
@@ -89,8 +89,9 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
           content: { model: config.model, system: STRATEGY_SYSTEM, user, attempts: answer.attempts },
         },
       });
+      const stepDecisions: number[] = [];
       for (const [index, step] of steps.entries()) {
-        call.log.record({
+        const seq = call.log.record({
           type: 'strategy_choice',
           question: `Step ${index + 1} of ${steps.length}: what does it do?`,
           chosenOption: describeStep(step),
@@ -100,8 +101,9 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
           rationale: step.description ?? `Part of the chosen approach: ${reply.summary}`,
           parentSeq: approach,
         });
+        stepDecisions.push(seq);
       }
-      return { steps, validation, summary: reply.summary };
+      return { steps, validation, summary: reply.summary, stepDecisions };
     },
   };
 

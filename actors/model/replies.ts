@@ -5,15 +5,8 @@
  */
 import { z } from 'zod';
 import type { PlanSpec } from '../../domain/plan';
-import { commandProblems } from '../../domain/shell';
-import {
-  STEP_KINDS,
-  renderTemplate,
-  stepFileSchema,
-  stepProject,
-  stepToFile,
-  templateValues,
-} from '../../domain/steps';
+import { stepProblems } from '../../domain/step-checks';
+import { STEP_KINDS, stepFileSchema, stepToFile } from '../../domain/steps';
 import type { Step, StepFile } from '../../domain/steps';
 
 /**
@@ -84,45 +77,20 @@ const modelStepSchema = wireStepSchema.transform((wire, ctx): StepFile => {
   return z.NEVER;
 });
 
-const TEMPLATED_FIELDS = ['create', 'content', 'replace', 'with', 'move', 'to', 'delete', 'run'] as const;
-
-/**
- * What can be checked before Execute, by the rules Execute applies: a step's project resolves (stepProject), its
- * placeholders exist (templateValues), and the commands (each `run` step's and the validation) place them only where
- * their shell quoting holds (commandProblems). Caught here, the model can fix them; caught in Execute, the plan fails.
- */
+/** The shared checks (domain/step-checks.ts), as issues on the fields the model wrote (`target`, not the verb). */
 function checkStrategy(
   plan: PlanSpec,
   reply: { steps: StepFile[]; validation: string | null },
   ctx: z.RefinementCtx,
 ): void {
-  reply.steps.forEach((step, index) => {
-    const found = stepProject(step.project ?? null, plan.projects);
-    if (!found.ok) ctx.addIssue({ code: 'custom', path: ['steps', index, 'project'], message: found.reason });
-    // Which names exist does not depend on the project, only their values do; so a step whose project is refused
-    // still has its placeholders checked, against the plan's first project (a plan always has one).
-    const link = found.ok ? found.link : plan.projects[0];
-    if (link === undefined) return;
-    const values = templateValues(plan, link);
-    for (const field of TEMPLATED_FIELDS) {
-      const text = (step as Record<string, unknown>)[field];
-      if (typeof text !== 'string') continue;
-      try {
-        renderTemplate(text, values);
-      } catch (error) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['steps', index, (STEP_KINDS as readonly string[]).includes(field) ? 'target' : field],
-          message: (error as Error).message,
-        });
-      }
-    }
-  });
-  for (const { step, problem } of commandProblems(reply.steps, reply.validation, plan)) {
+  for (const { step, field, message } of stepProblems(plan, reply.steps, reply.validation)) {
     ctx.addIssue({
       code: 'custom',
-      path: step === null ? ['validation'] : ['steps', step, 'target'],
-      message: problem,
+      path:
+        step === null
+          ? ['validation']
+          : ['steps', step, (STEP_KINDS as readonly string[]).includes(field) ? 'target' : field],
+      message,
     });
   }
 }
