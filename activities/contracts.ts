@@ -4,6 +4,7 @@
  */
 import type { Step, Strategy } from '../domain/steps';
 import type { ApplyResult, ChangeCounts } from '../domain/changeset';
+import type { StrategyRevision } from '../domain/correction';
 import type { DecisionDraft } from '../domain/decision';
 import type { Phase, WorkPhase } from '../domain/lifecycle';
 import type { PlanInvariant, PlanSpec } from '../domain/plan';
@@ -63,6 +64,11 @@ export interface PhaseWorkInput {
   checkBefore?: Phase | null;
   /** Strategize: instructions people added with `plan amend`, read after the plan's description. */
   amendments?: string[];
+  /**
+   * Strategize: ask only for the steps after a corrected one (ADR 0016). The strategy returned is the kept steps
+   * followed by the new ones; `stepDecisions` then covers the new ones only.
+   */
+  revision?: StrategyRevision;
 }
 
 /** What every phase activity returns besides its own result. */
@@ -84,6 +90,8 @@ export interface StrategizeResult extends PhaseWorkResult {
    * decision replaces the step. Absent from results recorded before corrections replaced steps.
    */
   stepDecisions?: number[];
+  /** The strategy actor re-asks the steps after a corrected one (it can take a `revision`). */
+  reasksLaterSteps?: boolean;
 }
 
 export interface ExecuteInput extends PhaseWorkInput {

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ActorRegistry } from '../actors/registry';
+import type { StrategyProposal } from '../actors/types';
 import { DEFAULT_MAX_AUTO_RETRIES } from '../domain/catalog';
 import { countChanges, describeCounts } from '../domain/changeset';
 import type { FileChange } from '../domain/changeset';
@@ -142,10 +143,22 @@ export function createWorkActivities(deps: WorkDependencies) {
       const result = await withProgress('STRATEGIZE', async (report, signal) => {
         const call = await callFor(amended, 'STRATEGIZE', workspaces, report, signal);
         report(`asking the ${strategyActor.name} strategy actor`);
-        const { stepDecisions, ...strategy } = await strategyActor.strategize({
-          ...call,
-          action: { steps: input.spec.steps, validation: input.spec.validation },
-        });
+        const action = { steps: input.spec.steps, validation: input.spec.validation };
+        const { revision } = input;
+        let proposal: StrategyProposal;
+        if (revision === undefined) {
+          proposal = await strategyActor.strategize({ ...call, action });
+        } else {
+          if (strategyActor.revise === undefined) {
+            throw ApplicationFailure.nonRetryable(
+              `the ${strategyActor.name} strategy actor does not re-ask steps after a correction`,
+              ERROR_TYPES.ActorFailed,
+            );
+          }
+          const later = await strategyActor.revise({ ...call, action, revision });
+          proposal = { ...later, steps: [...revision.keptSteps, ...later.steps] };
+        }
+        const { stepDecisions, ...strategy } = proposal;
         report(`estimating with the ${estimationActor.name} estimation actor`);
         const estimate = await estimationActor.estimate({ ...call, strategy });
         return {
@@ -156,6 +169,7 @@ export function createWorkActivities(deps: WorkDependencies) {
           ...(stepDecisions === undefined
             ? {}
             : { stepDecisions: stepDecisions.map((seq) => seq - input.firstDecisionSeq) }),
+          reasksLaterSteps: strategyActor.revise !== undefined,
         };
       });
       return { ...result, invariants: await checkAfter(input, 'STRATEGIZE', null) };

@@ -19,6 +19,7 @@ import type { TreeDecision } from './decision-tree';
 import { buildTree } from './decision-tree';
 import { isFinished } from './lifecycle';
 import type { Phase, ProcessingState } from './lifecycle';
+import type { Step } from './steps';
 
 /** The phases a person's command can make run again. */
 export type RerunPhase = 'STRATEGIZE' | 'EXECUTE';
@@ -42,6 +43,26 @@ export interface RerunTracking {
   attempts: Record<RerunPhase, number>;
   /** Instructions added by `plan amend`, in order; Strategize reads them after the plan's description. */
   amendments: string[];
+  /**
+   * The strategy actor re-asks the steps after a corrected one (the model actor does; the built-in actor runs the
+   * action's steps as written, so nothing after a corrected step depends on it).
+   */
+  reasksLaterSteps?: boolean;
+}
+
+/**
+ * The steps after a corrected one, asked again of a strategy actor that re-asks them, with the correction as a
+ * constraint: the steps that stay and what the person changed.
+ */
+export interface StrategyRevision {
+  /** The steps that stay, in order: those before the corrected one, then its replacement (unless skipped). */
+  keptSteps: Step[];
+  /** The corrected step's position, 1-based. */
+  correctedStep: number;
+  /** The step that replaced it; null: the person dropped it (`skip`). */
+  replacement: Step | null;
+  /** The person's reason, if given. */
+  reason: string | null;
 }
 
 export function emptyTracking(): RerunTracking {
@@ -69,8 +90,11 @@ export type CorrectionEffect =
   | { kind: 'refused'; reason: string }
   /** Recorded only: nothing that runs depends on the decision. */
   | { kind: 'record' }
-  /** The option (a step, or `skip`) replaces step `index` of the strategy; `rerun`: the phase that runs again. */
-  | { kind: 'step'; index: number; rerun: 'EXECUTE' | null }
+  /**
+   * The option (a step, or `skip`) replaces step `index` of the strategy; `rerun`: the phase that runs again
+   * (Strategize: only the steps after it are re-asked).
+   */
+  | { kind: 'step'; index: number; rerun: RerunPhase | null }
   /** A decision of Execute's last run: Execute runs again with the strategy as it stands. */
   | { kind: 'rerun'; rerun: 'EXECUTE' };
 
@@ -104,11 +128,28 @@ export function correctionEffect(situation: CorrectionSituation, decisionId: str
       reason: `${situation.underWay}; correct the plan once it waits at its gate again`,
     };
   }
-  const rerun = situation.phase === 'EXECUTE' ? ('EXECUTE' as const) : null;
-  if (index >= 0) return { kind: 'step', index, rerun };
-  if (rerun !== null && tracking.phaseDecisionIds.EXECUTE.includes(decisionId))
-    return { kind: 'rerun', rerun };
+  if (situation.phase === 'EXECUTE') {
+    if (index >= 0) return { kind: 'step', index, rerun: 'EXECUTE' };
+    if (tracking.phaseDecisionIds.EXECUTE.includes(decisionId)) return { kind: 'rerun', rerun: 'EXECUTE' };
+    return { kind: 'record' };
+  }
+  if (index >= 0)
+    return { kind: 'step', index, rerun: tracking.reasksLaterSteps === true ? 'STRATEGIZE' : null };
   return { kind: 'record' };
+}
+
+/**
+ * The decisions a correction's re-run supersedes besides the corrected decision: Execute's last run, or, when
+ * Strategize re-asks the steps after a corrected one, those steps' decisions.
+ */
+export function rerunSupersedes(tracking: RerunTracking, effect: CorrectionEffect): string[] {
+  if (effect.kind === 'step' && effect.rerun === 'STRATEGIZE') {
+    return tracking.stepDecisionIds.slice(effect.index + 1);
+  }
+  if ((effect.kind === 'step' || effect.kind === 'rerun') && effect.rerun === 'EXECUTE') {
+    return tracking.phaseDecisionIds.EXECUTE;
+  }
+  return [];
 }
 
 /** Whether `plan amend` may add instructions now: only while the plan waits after Strategize. */
@@ -174,10 +215,8 @@ export function correctionImpact<T extends ImpactDecision>(
   const none = { superseded: [], leavesTree: [], step: null, reruns: null };
   if (effect.kind === 'refused') return { effect, ...none };
   const reruns = effect.kind === 'record' ? null : effect.rerun;
-  const ids = new Set([
-    decisionId,
-    ...(reruns === null ? [] : (situation.tracking?.phaseDecisionIds[reruns] ?? [])),
-  ]);
+  const tracking = situation.tracking;
+  const ids = new Set([decisionId, ...(tracking === null ? [] : rerunSupersedes(tracking, effect))]);
   const superseded = [...ids]
     .map((id) => byId.get(id))
     .filter((d): d is T => d !== undefined && d.supersededBy === null)

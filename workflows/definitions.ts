@@ -12,7 +12,7 @@ import type { CorrectionSituation, RerunPhase, RerunTracking } from '../domain/c
 import type { CorrectionIds } from '../domain/decision';
 import { TASK_QUEUE } from '../domain/ids';
 import type { PlanSnapshot, PlanSpec } from '../domain/plan';
-import type { Strategy } from '../domain/steps';
+import type { Step, Strategy } from '../domain/steps';
 
 export { TASK_QUEUE };
 
@@ -78,6 +78,21 @@ export interface PendingRerun {
   amendment: string | null;
   /** The correcting decision, which supersedes the phase's earlier decisions; null: the amendment's intervention. */
   supersededBySeq: number | null;
+  /** What the re-run supersedes; absent: the phase's last run (and, for Strategize, every step's decision). */
+  supersede?: string[];
+  /** Strategize re-asks only the steps after a corrected one, hanging them under the correction. */
+  revision?: PendingRevision | null;
+}
+
+/** A re-ask of the steps after a corrected one (domain/correction.ts StrategyRevision), as the workflow keeps it. */
+export interface PendingRevision {
+  /** The corrected step's position, 1-based. */
+  correctedStep: number;
+  replacement: Step | null;
+  /** How many of the strategy's first steps stay: those before the corrected one and its replacement. */
+  keptSteps: number;
+  /** The correction, under which the re-asked steps hang. */
+  parentSeq: number;
 }
 
 /** What a run hands to the run it continues as: its state (the spec is the input's) and the gate it waits at. */

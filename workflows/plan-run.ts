@@ -22,7 +22,7 @@ import {
 } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities';
 import type { PhaseFailure, PlanEventType, PlanRef, RecordPlanStateInput } from '../activities/contracts';
-import { canAmend, correctionEffect, emptyTracking } from '../domain/correction';
+import { canAmend, correctionEffect, emptyTracking, rerunSupersedes } from '../domain/correction';
 import type { CorrectionSituation, RerunPhase } from '../domain/correction';
 import type { DecisionDraft } from '../domain/decision';
 import type { Step } from '../domain/steps';
@@ -50,7 +50,12 @@ import {
   planSearchAttributes,
   retryPhaseUpdate,
 } from './definitions';
-import type { PlanWorkflowInput, PlanWorkflowResult, PlanWorkflowState } from './definitions';
+import type {
+  PendingRevision,
+  PlanWorkflowInput,
+  PlanWorkflowResult,
+  PlanWorkflowState,
+} from './definitions';
 import { countPlanFinished, countPlanStarted, recordGateWait, recordPhaseDuration } from './metrics';
 
 /**
@@ -100,7 +105,10 @@ export const ROOT_SEQ = 0;
 export const CORRECTION_RERUN_PATCH = 'correction-reruns';
 
 /** Runs a phase again at a gate (workflows/plan.ts) and says which commands the reopened gate shows for review. */
-export type Rerunner = (phase: RerunPhase, options: { firstAttempt: number }) => Promise<readonly string[]>;
+export type Rerunner = (
+  phase: RerunPhase,
+  options: { firstAttempt: number; revision: PendingRevision | null; reason: string | null },
+) => Promise<readonly string[]>;
 
 /** Workflow time is replayed from history, so this is deterministic. */
 export function now(): string {
@@ -114,6 +122,8 @@ export type PhaseOutcome =
       decisions: DecisionDraft[];
       /** Strategize: the index in `decisions` of the decision each step of the strategy came from. */
       stepDecisions?: number[];
+      /** Strategize: its actor re-asks the steps after a corrected one. */
+      reasksLaterSteps?: boolean;
     }
   | { ok: false; failure: PhaseFailure; decisions: DecisionDraft[] };
 
@@ -332,8 +342,21 @@ export class PlanRun {
             }
           }
           if (!changes) return result;
-          if (effect.kind === 'step')
+          // Named before the step is replaced: the decisions of the steps after it, or Execute's.
+          const supersede = tracking === undefined ? [] : rerunSupersedes(tracking, effect);
+          let revision: PendingRevision | null = null;
+          if (effect.kind === 'step') {
             this.replaceStep(effect.index, checked.step, result.correctionDecisionId);
+            if (effect.rerun === 'STRATEGIZE') {
+              const replacement = checked.step ?? null;
+              revision = {
+                correctedStep: effect.index + 1,
+                replacement,
+                keptSteps: effect.index + (replacement === null ? 0 : 1),
+                parentSeq: correctionSeq,
+              };
+            }
+          }
           if (effect.rerun === null) {
             state.rerun = null;
             return result;
@@ -346,6 +369,8 @@ export class PlanRun {
             reason,
             amendment: null,
             supersededBySeq: correctionSeq,
+            supersede,
+            revision,
           };
           await condition(() => state.rerun === null);
           return result;
@@ -554,13 +579,20 @@ export class PlanRun {
   async runPhaseToCompletion(
     phase: WorkPhase,
     work: (run: PhaseWork) => Promise<PhaseOutcome>,
-    options: { startRecorded: boolean; firstAttempt?: number },
+    options: {
+      startRecorded: boolean;
+      firstAttempt?: number;
+      /** A re-ask of Strategize's later steps: its first `keptSteps` steps and their decisions stay. */
+      keptSteps?: number;
+    },
   ): Promise<void> {
     const { state } = this;
     const firstAttempt = options.firstAttempt ?? 1;
-    // What a correction re-runs needs to know of this run: where it hangs, its number, the decisions it made.
+    const kept = options.keptSteps;
+    // What a correction re-runs needs to know of this run: where it hangs, its number, the decisions it made. A
+    // re-ask adds to the phase's run rather than replacing it.
     const tracking = phase === 'APPLY' ? undefined : state.tracking;
-    if (tracking !== undefined && phase !== 'APPLY') {
+    if (tracking !== undefined && phase !== 'APPLY' && kept === undefined) {
       tracking.phaseDecisionIds[phase] = [];
       tracking.phaseParentSeqs[phase] = state.parentDecisionSeq;
     }
@@ -601,7 +633,10 @@ export class PlanRun {
             if (phase === 'STRATEGIZE') {
               // Without the actor's word on which decision gave which step, no step can be corrected into place.
               const ids = (outcome.stepDecisions ?? []).map((i) => recorded[i]);
-              tracking.stepDecisionIds = ids.every((id) => id !== undefined) ? (ids as string[]) : [];
+              const found = ids.every((id) => id !== undefined) ? (ids as string[]) : [];
+              tracking.stepDecisionIds =
+                kept === undefined ? found : [...tracking.stepDecisionIds.slice(0, kept), ...found];
+              tracking.reasksLaterSteps = outcome.reasksLaterSteps === true;
             }
           }
           return;
@@ -738,10 +773,11 @@ export class PlanRun {
     // An amendment's intervention takes the next number, in the same write.
     const bySeq = rerun.supersededBySeq ?? state.decisionSeq;
     // A new strategy replaces every step, corrected ones included.
-    const superseded = [
+    const superseded = rerun.supersede ?? [
       ...tracking.phaseDecisionIds[phase],
       ...(phase === 'STRATEGIZE' ? tracking.stepDecisionIds : []),
     ];
+    const revision = rerun.revision ?? null;
     await this.change(
       'PHASE_STARTED',
       { state: 'PROCESSING', awaitingApproval: false },
@@ -758,9 +794,14 @@ export class PlanRun {
     if (rerun.amendment !== null) tracking.amendments.push(rerun.amendment);
     state.plan.commandsForReview = [];
     state.rerun = null;
-    // The re-run hangs where the run it replaces did (moved to a correction of that decision, if any).
-    state.parentDecisionSeq = tracking.phaseParentSeqs[phase];
-    const commands = await this.rerunner(phase, { firstAttempt: tracking.attempts[phase] + 1 });
+    // The re-run hangs where the run it replaces did (moved to a correction of that decision, if any); re-asked
+    // steps hang under the correction they follow from.
+    state.parentDecisionSeq = revision?.parentSeq ?? tracking.phaseParentSeqs[phase];
+    const commands = await this.rerunner(phase, {
+      firstAttempt: tracking.attempts[phase] + 1,
+      revision,
+      reason: rerun.reason,
+    });
     await guard(to);
     await this.openGate(to, commands);
   }

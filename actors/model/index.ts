@@ -22,6 +22,8 @@ import type { ModelConfig } from './config';
 import {
   CONTEXT_BUDGET_CHARS,
   ESTIMATE_SYSTEM,
+  REVISE_SYSTEM,
+  describeCorrection,
   INVARIANT_SYSTEM,
   STRATEGY_SYSTEM,
   describeChanges,
@@ -103,6 +105,53 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
         });
         stepDecisions.push(seq);
       }
+      return { steps, validation, summary: reply.summary, stepDecisions };
+    },
+
+    async revise(call): Promise<StrategyProposal> {
+      const { plan, action, revision } = call;
+      const kept = revision.keptSteps;
+      const user = [
+        describePlan(plan),
+        kept.length === 0
+          ? 'No steps are fixed: the remaining steps are the whole strategy.'
+          : `These steps are fixed and run first, in this order:\n${JSON.stringify(kept.map(wireFromStep), null, 2)}`,
+        describeCorrection(revision),
+        `The action's validation command: ${action.validation ?? '(none)'}`,
+        renderContextFiles(call.contextFiles, budget),
+      ].join('\n\n');
+      const answer = await askStructured(client, {
+        system: `${STRATEGY_SYSTEM}\n\n${REVISE_SYSTEM}`,
+        user,
+        schemaName: 'strategy',
+        schema: strategyReplySchema(plan),
+        signal: call.signal,
+        progress: (message) => call.progress(message),
+      });
+      const reply = answer.value;
+      const steps = reply.steps.map(stepFromFile);
+      const total = kept.length + steps.length;
+      const stepDecisions: number[] = [];
+      for (const [index, step] of steps.entries()) {
+        const seq = call.log.record({
+          type: 'strategy_choice',
+          question: `Step ${kept.length + index + 1} of ${total}: what does it do?`,
+          chosenOption: describeStep(step),
+          alternatives: [],
+          confidence: reply.confidence,
+          rationale:
+            step.description ??
+            `Re-asked after the correction of step ${revision.correctedStep}: ${reply.summary}`,
+          actorReasoning: index === 0 ? answer.reasoning : null,
+          context:
+            index === 0
+              ? { content: { model: config.model, system: REVISE_SYSTEM, user, attempts: answer.attempts } }
+              : undefined,
+        });
+        stepDecisions.push(seq);
+      }
+      const validation =
+        reply.validation === null || reply.validation.trim() === '' ? null : reply.validation;
       return { steps, validation, summary: reply.summary, stepDecisions };
     },
   };

@@ -454,7 +454,9 @@ async function correctionDryRun(
     impact.reruns === null
       ? []
       : [
-          `${impact.reruns} runs again${impact.reruns === 'EXECUTE' ? ' from a fresh sandbox; its new changeset must be reviewed again' : ''}`,
+          impact.reruns === 'EXECUTE'
+            ? 'EXECUTE runs again from a fresh sandbox; its new changeset must be reviewed again'
+            : `STRATEGIZE asks the strategy actor again for the steps after step ${impact.step ?? '?'}, with the correction as a constraint`,
         ];
   return {
     dry_run: true,

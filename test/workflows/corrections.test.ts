@@ -5,8 +5,11 @@
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { createActorRegistry } from '../../actors';
+import { parseActionFile } from '../../domain/action-file';
 import type { AutomationLevel } from '../../domain/lifecycle';
 import type { DecisionRecord } from '../../storage/types';
+import { FakeModelServer, wireStep } from '../helpers/fake-model-server';
 import { createHarness } from '../helpers/harness';
 import type { Harness } from '../helpers/harness';
 
@@ -379,5 +382,121 @@ describe('refusals change nothing', () => {
       expect(readFileSync(path.join(project.dir, 'GREETING.md'), 'utf8')).toBe(files);
       await approveToTheEnd(planId);
     });
+  });
+});
+
+describe('with the model actor', () => {
+  let server: FakeModelServer;
+
+  beforeAll(async () => {
+    server = await FakeModelServer.start();
+    const parsed = parseActionFile('name: local/model-steps\nactors:\n  strategy: model\n', 'action.yaml');
+    if (!parsed.ok) throw new Error(parsed.error);
+    await h.catalog.putAction(parsed.action);
+  });
+
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('re-asks the steps after a corrected one with the correction as a constraint, and runs the result', async () => {
+    const project = await freshProject();
+    server.replyContent({
+      summary: 'Three files',
+      rationale: 'one per topic',
+      confidence: 0.8,
+      alternatives: [],
+      steps: ['A', 'B', 'C'].map((n) =>
+        wireStep({ kind: 'create', target: `${n}.md`, content: `${n}\n`, overwrite: null }),
+      ),
+      validation: null,
+    });
+    server.replyContent({
+      summary: 'Follow the correction with one file',
+      rationale: 'the corrected step covers A',
+      confidence: 0.6,
+      alternatives: [],
+      steps: [wireStep({ kind: 'create', target: 'Y.md', content: 'Y\n' })],
+      validation: null,
+    });
+    const actors = createActorRegistry({
+      model: { baseUrl: server.baseUrl, model: 'fake', apiKey: null, timeoutSeconds: 10, maxAttempts: 1 },
+    });
+    await h.withActors(actors, async () => {
+      const created = await h.client.create({
+        actionName: 'local/model-steps',
+        projects: [project.name],
+        automationLevel: 'MANUAL',
+        arguments: {},
+        createdBy: 'tester',
+      });
+      const planId = created.planId;
+      await h.client.waitForInput(planId);
+      const before = await h.plans.listDecisions(planId);
+      const [approach, a, b, c] = strategySteps(before);
+      expect([a, b, c].map((d) => d?.chosenOption)).toEqual(['create A.md', 'create B.md', 'create C.md']);
+
+      const dry = JSON.parse(
+        (
+          await h.cli(
+            'plan',
+            'correct',
+            a!.decisionId,
+            '--option',
+            '{create: X.md, content: "X\\n"}',
+            '--dry-run',
+            '--format',
+            'json',
+          )
+        ).stdout,
+      ) as { superseded: string[]; reruns: string[] };
+      expect(dry.superseded.map((line) => line.split(' ')[2]?.replace(':', ''))).toEqual([
+        a!.decisionId,
+        b!.decisionId,
+        c!.decisionId,
+      ]);
+      expect(dry.reruns).toEqual([
+        expect.stringMatching(/^STRATEGIZE asks the strategy actor again for the steps after step 1/),
+      ]);
+
+      const result = await h.client.correct(planId, {
+        by: 'tester',
+        decisionId: a!.decisionId,
+        chosenOption: '{create: X.md, content: "X\\n"}',
+        reason: 'X covers A to C',
+      });
+      await expect(h.client.waitForInput(planId)).resolves.toMatchObject({
+        phase: 'STRATEGIZE',
+        state: 'COMPLETE',
+        awaitingApproval: true,
+      });
+      // The model was told what stays and what the person changed.
+      const asked = JSON.stringify(server.requests[1]?.body);
+      expect(asked).toContain('A person replaced step 1 with: create X.md.');
+      expect(asked).toContain('X covers A to C');
+
+      const decisions = await h.plans.listDecisions(planId);
+      expectDenseSeqs(decisions);
+      for (const old of [a, b, c]) {
+        expect(decisions.find((d) => d.decisionId === old!.decisionId)?.supersededBy).toBe(
+          result.correctionDecisionId,
+        );
+      }
+      const current = strategySteps(decisions);
+      expect(current.map((d) => d.chosenOption)).toEqual([
+        approach!.chosenOption,
+        '{create: X.md, content: "X\\n"}',
+        'create Y.md',
+      ]);
+      // The re-asked step follows from the correction.
+      expect(current[2]?.parentDecisionId).toBe(result.correctionDecisionId);
+
+      await approveToTheEnd(planId);
+      expect(readFileSync(path.join(project.dir, 'X.md'), 'utf8')).toBe('X\n');
+      expect(readFileSync(path.join(project.dir, 'Y.md'), 'utf8')).toBe('Y\n');
+      for (const gone of ['A.md', 'B.md', 'C.md'])
+        expect(existsSync(path.join(project.dir, gone))).toBe(false);
+    });
+    expect(server.requests).toHaveLength(2);
   });
 });
