@@ -17,6 +17,7 @@ const BOTH_BACKENDS = [
   '<rootDir>/test/workflows/execute-apply.test.ts',
   '<rootDir>/test/workflows/invariants.test.ts',
   '<rootDir>/test/workflows/continue-as-new.test.ts',
+  '<rootDir>/test/workflows/corrections.test.ts',
 ];
 
 /** @type {import('jest').Config} */
