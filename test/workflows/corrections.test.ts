@@ -273,6 +273,59 @@ it('re-runs Execute with the strategy as it stands when a decision of Execute is
   });
 });
 
+it('refuses an advance and an amendment while Execute runs again', async () => {
+  const project = await freshProject();
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let rerunStarted: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => {
+    rerunStarted = resolve;
+  });
+  await h.withWorker(
+    async () => {
+      const planId = await createPlan('REVIEW_BEFORE_APPLY', project.name);
+      await h.client.waitForInput(planId);
+      const [step] = strategySteps(await h.plans.listDecisions(planId));
+      await h.client.correct(planId, {
+        by: 'tester',
+        decisionId: step!.decisionId,
+        chosenOption: '{create: LATER.md, content: "later\\n"}',
+        reason: 'later',
+      });
+      await started;
+      // The gate closed with the re-run's start: nothing can approve the old changeset, or change the strategy.
+      await expect(h.client.advance(planId, { by: 'tester', expectedPhase: 'EXECUTE' })).rejects.toThrow(
+        /EXECUTE is PROCESSING/,
+      );
+      const oldImplementation = (await h.plans.listDecisions(planId)).find(
+        (d) => d.phase === 'EXECUTE' && d.type === 'implementation_choice',
+      );
+      const before = await h.plans.listDecisions(planId);
+      const amend = await h.cli('plan', 'amend', planId, 'more');
+      expect(amend.code).toBe(4);
+      expect(await h.plans.listDecisions(planId)).toEqual(before);
+      release();
+      const again = await h.client.waitForInput(planId);
+      expect(again).toMatchObject({ phase: 'EXECUTE', state: 'COMPLETE', awaitingApproval: true });
+      expect((await h.changesets.get(again.changesetId!))?.changes.map((c) => c.path)).toEqual(['LATER.md']);
+      expect(oldImplementation?.supersededBy).not.toBeNull();
+      expectDenseSeqs(await h.plans.listDecisions(planId));
+      await h.client.cancel(planId);
+    },
+    {
+      execute: async (input) => {
+        if (input.attempt > 1) {
+          rerunStarted();
+          await held;
+        }
+        return h.activities.execute(input);
+      },
+    },
+  );
+});
+
 it('amends a plan waiting after Strategize: Strategize runs again with the instructions and the gate reopens', async () => {
   const project = await freshProject();
   await h.withWorker(async () => {
@@ -359,6 +412,9 @@ describe('refusals change nothing', () => {
         expect(dry.stderr).toMatch(reason);
       }
       expect(await recordOf(planId)).toEqual(before);
+      const noReason = await h.cli('plan', 'correct', step!.decisionId, '--option', 'skip');
+      expect(noReason.code).toBe(2);
+      expect(noReason.stderr).toMatch(/--reason/);
 
       // An amendment is for the gate after Strategize only.
       await h.client.advance(planId, { by: 'tester', expectedPhase: 'STRATEGIZE' });
