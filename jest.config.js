@@ -19,6 +19,7 @@ const BOTH_BACKENDS = [
   '<rootDir>/test/workflows/continue-as-new.test.ts',
   '<rootDir>/test/workflows/subplans.test.ts',
   '<rootDir>/test/cli/plan-use-context.test.ts',
+  '<rootDir>/test/workflows/corrections.test.ts',
 ];
 
 /** @type {import('jest').Config} */

@@ -2,8 +2,9 @@
  * Activity inputs and results. Plain data only (no Prisma types): this file is the contract between the workflow,
  * which allocates every sequence number, and the activities, which write idempotently keyed by them.
  */
-import type { Strategy, SubplanStep } from '../domain/steps';
+import type { Step, Strategy, SubplanStep } from '../domain/steps';
 import type { ApplyResult, ChangeCounts } from '../domain/changeset';
+import type { StrategyRevision } from '../domain/correction';
 import type { DecisionDraft } from '../domain/decision';
 import type { Phase, WorkPhase } from '../domain/lifecycle';
 import type { PlanInvariant, PlanSpec } from '../domain/plan';
@@ -61,6 +62,13 @@ export interface PhaseWorkInput {
    * absent or null: the workflow checks it itself.
    */
   checkBefore?: Phase | null;
+  /** Strategize: instructions people added with `plan amend`, read after the plan's description. */
+  amendments?: string[];
+  /**
+   * Strategize: ask only for the steps after a corrected one (ADR 0016). The strategy returned is the kept steps
+   * followed by the new ones; `stepDecisions` then covers the new ones only.
+   */
+  revision?: StrategyRevision;
 }
 
 /** What every phase activity returns besides its own result. */
@@ -77,6 +85,13 @@ export interface StrategizeResult extends PhaseWorkResult {
   decisions: DecisionDraft[];
   /** Handed to Execute by the workflow; the strategy actor decided it. */
   strategy: Strategy;
+  /**
+   * For each step of the strategy, the index in `decisions` of the decision it came from: a correction of that
+   * decision replaces the step. Absent from results recorded before corrections replaced steps.
+   */
+  stepDecisions?: number[];
+  /** The strategy actor re-asks the steps after a corrected one (it can take a `revision`). */
+  reasksLaterSteps?: boolean;
 }
 
 export interface ExecuteInput extends PhaseWorkInput {
@@ -145,11 +160,18 @@ export interface CheckInvariantsResult {
 export interface CheckCorrectionInput {
   planId: string;
   decisionId: string;
+  /**
+   * The option, when it replaces a strategy step (domain/correction.ts): parsed and checked as a step
+   * (domain/step-option.ts), refused as InvalidInput when it is not a valid one.
+   */
+  stepOption?: string;
 }
 
 export interface CheckCorrectionResult {
   /** The corrected decision's sequence number: later decisions that would hang under it hang under the correction. */
   correctedSeq: number;
+  /** The parsed `stepOption`: the step, or null for `skip`; absent when none was asked for. */
+  step?: Step | null;
 }
 
 export interface CorrectDecisionActivityInput {

@@ -5,7 +5,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { ERROR_TYPES } from '../domain/errors';
 import { describeZodError, planSpecSchema } from '../domain/schemas';
-import { DecisionNotFoundError, DecisionRuleError } from '../storage/errors';
+import { parseStepOption } from '../domain/step-option';
+import { DecisionNotFoundError, DecisionRuleError, PlanNotFoundError } from '../storage/errors';
 import type { DecisionStore, PlanStore } from '../storage/types';
 import type {
   CheckCorrectionInput,
@@ -52,7 +53,17 @@ export function createRecordingActivities(deps: { plans: PlanStore; decisions: D
           input.planId,
         );
       }
-      return { correctedSeq: original.seq };
+      if (input.stepOption === undefined) return { correctedSeq: original.seq };
+      const spec = await plans.getSpec(input.planId);
+      if (spec === null) throw new PlanNotFoundError(input.planId);
+      const parsed = parseStepOption(input.stepOption, spec);
+      if (!parsed.ok) {
+        throw ApplicationFailure.nonRetryable(
+          `decision ${original.decisionId} is a step of the strategy Execute will run: ${parsed.reason}`,
+          ERROR_TYPES.InvalidInput,
+        );
+      }
+      return { correctedSeq: original.seq, step: parsed.option.skip ? null : parsed.option.step };
     },
 
     async correctDecision(input: CorrectDecisionActivityInput): Promise<CorrectDecisionActivityResult> {

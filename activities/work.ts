@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ActorRegistry } from '../actors/registry';
+import type { StrategyProposal } from '../actors/types';
 import { DEFAULT_MAX_AUTO_RETRIES } from '../domain/catalog';
 import { applyStatistics, countChanges, describeCounts } from '../domain/changeset';
 import type { FileChange } from '../domain/changeset';
@@ -18,6 +19,7 @@ import { ENGINE_METRICS } from '../domain/metrics';
 import { WORKFLOW_ACTOR } from '../domain/plan';
 import type { PlanSpec, ProjectLink } from '../domain/plan';
 import type { Workspace } from '../domain/project-link';
+import { amendedSpec } from '../domain/correction';
 import { describeStep } from '../domain/steps';
 import { isFileStep, splitStrategySteps } from '../domain/subplans';
 import { applyChangeset, ChangesetRefusedError } from '../sandbox/apply';
@@ -141,13 +143,27 @@ export function createWorkActivities(deps: WorkDependencies) {
       const strategyActor = actors.get('strategy', input.spec.actors.strategyActor);
       const estimationActor = actors.get('estimation', input.spec.actors.estimationActor);
       const workspaces = await workspacesOf(input.spec, () => null);
+      // A person's amendments reach the actors as part of the plan's description, its prompt.
+      const amended = { ...input, spec: amendedSpec(input.spec, input.amendments ?? []) };
       const result = await withProgress('STRATEGIZE', async (report, signal) => {
-        const call = await callFor(input, 'STRATEGIZE', workspaces, report, signal);
+        const call = await callFor(amended, 'STRATEGIZE', workspaces, report, signal);
         report(`asking the ${strategyActor.name} strategy actor`);
-        const strategy = await strategyActor.strategize({
-          ...call,
-          action: { steps: input.spec.steps, validation: input.spec.validation },
-        });
+        const action = { steps: input.spec.steps, validation: input.spec.validation };
+        const { revision } = input;
+        let proposal: StrategyProposal;
+        if (revision === undefined) {
+          proposal = await strategyActor.strategize({ ...call, action });
+        } else {
+          if (strategyActor.revise === undefined) {
+            throw ApplicationFailure.nonRetryable(
+              `the ${strategyActor.name} strategy actor does not re-ask steps after a correction`,
+              ERROR_TYPES.ActorFailed,
+            );
+          }
+          const later = await strategyActor.revise({ ...call, action, revision });
+          proposal = { ...later, steps: [...revision.keptSteps, ...later.steps] };
+        }
+        const { stepDecisions, ...strategy } = proposal;
         // A child plan that could not be created is refused here, before a person approves the strategy.
         const { spawns } = splitStrategySteps(strategy.steps);
         if (spawns.length > 0) {
@@ -160,6 +176,11 @@ export function createWorkActivities(deps: WorkDependencies) {
           summary: `${strategy.summary}; estimate: ${estimate.summary}`,
           decisions: call.log.drafts(),
           strategy,
+          // Positions in `decisions`, which keep their meaning when the workflow numbers the batch later.
+          ...(stepDecisions === undefined
+            ? {}
+            : { stepDecisions: stepDecisions.map((seq) => seq - input.firstDecisionSeq) }),
+          reasksLaterSteps: strategyActor.revise !== undefined,
         };
       });
       return { ...result, invariants: await checkAfter(input, 'STRATEGIZE', null) };

@@ -57,26 +57,27 @@ const builtinStrategy: StrategyActor = {
         },
       });
     }
+    const stepDecisions: number[] = [];
     for (const [i, step] of steps.entries()) {
       call.progress(`strategy: step ${i + 1}/${steps.length}: ${describeStep(step)}`);
-      if (isSubplanStep(step)) {
-        log.record({
-          ...spawnDecision(plan.planId, i, step, steps.length),
-          confidence: 1,
-          rationale: `Step ${i + 1} comes from the action definition, which hands this part of the work to child plans.`,
-          context: { content: { step, arguments: plan.arguments }, relevantResources: resources },
-        });
-        continue;
-      }
-      log.record({
-        type: 'strategy_choice',
-        question: `Step ${i + 1} of ${steps.length}: what should be done?`,
-        chosenOption: describeStep(step),
-        alternatives: ['Skip this step'],
-        confidence: 1,
-        rationale: `Step ${i + 1} comes from the action definition; the built-in actor runs the action's steps as written.`,
-        context: { content: { step, arguments: plan.arguments }, relevantResources: resources },
-      });
+      // A subplan step's decision is its spawn; either way it is the decision the step came from.
+      const seq = isSubplanStep(step)
+        ? log.record({
+            ...spawnDecision(plan.planId, i, step, steps.length),
+            confidence: 1,
+            rationale: `Step ${i + 1} comes from the action definition, which hands this part of the work to child plans.`,
+            context: { content: { step, arguments: plan.arguments }, relevantResources: resources },
+          })
+        : log.record({
+            type: 'strategy_choice',
+            question: `Step ${i + 1} of ${steps.length}: what should be done?`,
+            chosenOption: describeStep(step),
+            alternatives: ['Skip this step'],
+            confidence: 1,
+            rationale: `Step ${i + 1} comes from the action definition; the built-in actor runs the action's steps as written.`,
+            context: { content: { step, arguments: plan.arguments }, relevantResources: resources },
+          });
+      stepDecisions.push(seq);
     }
     const what =
       steps.length === 0
@@ -86,6 +87,7 @@ const builtinStrategy: StrategyActor = {
       steps,
       validation,
       summary: validation === null ? what : `${what}, then validation with \`${validation}\``,
+      stepDecisions,
     };
   },
 };

@@ -12,6 +12,7 @@ import type { DecisionLog } from '../domain/decision-log';
 import type { WorkPhase } from '../domain/lifecycle';
 import type { PlanInvariant, PlanSpec } from '../domain/plan';
 import type { Workspace } from '../domain/project-link';
+import type { StrategyRevision } from '../domain/correction';
 import type { ActionDefinition, Strategy } from '../domain/steps';
 import type { Isolation } from '../sandbox/isolation';
 
@@ -45,9 +46,23 @@ export interface ActorCall {
   isolation: Isolation;
 }
 
+/**
+ * A strategy as an actor proposes it: the steps, and for each step the sequence number (as DecisionLog.record
+ * returned it) of the decision it came from, so a person's correction of that decision replaces the step.
+ */
+export type StrategyProposal = Strategy & { stepDecisions?: number[] };
+
 export interface StrategyActor {
   readonly name: string;
-  strategize(call: ActorCall & { action: ActionDefinition }): Promise<Strategy>;
+  strategize(call: ActorCall & { action: ActionDefinition }): Promise<StrategyProposal>;
+  /**
+   * Asks again for the steps after a step a person corrected, with the correction as a constraint, and returns
+   * only those (the kept steps run first). An actor without it runs the steps as written: nothing after a
+   * corrected step depends on it, so nothing is re-asked.
+   */
+  revise?(
+    call: ActorCall & { action: ActionDefinition; revision: StrategyRevision },
+  ): Promise<StrategyProposal>;
 }
 
 export interface ValidationOutcome {

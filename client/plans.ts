@@ -6,6 +6,7 @@ import type { Payload } from '@temporalio/common';
 import { ulid } from 'ulid';
 import { describeTemporalSecurity, temporalConnectionOptions } from '../config/temporal-connection';
 import { planWorkflowId } from '../domain/ids';
+import type { CorrectionSituation } from '../domain/correction';
 import type { AutomationLevel } from '../domain/lifecycle';
 import { initialSnapshot } from '../domain/plan';
 import type { PlanSnapshot } from '../domain/plan';
@@ -25,13 +26,16 @@ import {
   PLAN_TRACE_SPAN_MEMO,
   TASK_QUEUE,
   advancePlanUpdate,
+  amendPlanUpdate,
   correctDecisionUpdate,
+  correctionSituationQuery,
   getPlanQuery,
   planSearchAttributes,
   retryPhaseUpdate,
 } from '../workflows/definitions';
 import type {
   AdvancePlanRequest,
+  AmendPlanRequest,
   CorrectDecisionRequest,
   CorrectDecisionResult,
   RetryPhaseRequest,
@@ -324,6 +328,24 @@ export class PlanClient {
       'correct a decision of',
       (handle) => handle.executeUpdate(correctDecisionUpdate, { args: [request] }),
       'plan.correct',
+    );
+  }
+
+  /**
+   * What a correction would be judged against now (the workflow's live state): `plan correct --dry-run` computes
+   * the impact from it and the decision tree, changing nothing.
+   */
+  async correctionSituation(planId: string): Promise<CorrectionSituation> {
+    return this.command(planId, 'correct a decision of', (handle) => handle.query(correctionSituationQuery));
+  }
+
+  /** More instructions for a plan waiting after Strategize; returns once Strategize has started again. */
+  async amend(idInput: string, request: AmendPlanRequest): Promise<PlanSnapshot> {
+    return this.command(
+      idInput,
+      'amend',
+      (handle) => handle.executeUpdate(amendPlanUpdate, { args: [request] }),
+      'plan.amend',
     );
   }
 

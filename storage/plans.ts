@@ -127,6 +127,7 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
           at,
         });
         if (rootId !== undefined) await setDecisionRoot(tx, input.planId, rootId);
+        if (input.supersede !== undefined) await supersede(tx, input.planId, input.supersede);
         return { decisionIds };
       });
     },
@@ -501,4 +502,29 @@ function toPlanEventRecord(row: PlanEvent): PlanEventRecord {
     message: row.message,
     at: row.at.toISOString(),
   };
+}
+
+/**
+ * Marks a re-run phase's earlier decisions superseded by the decision that caused the re-run. Only decisions still
+ * current are marked: one superseded earlier keeps the decision that replaced it first.
+ */
+async function supersede(
+  tx: Prisma.TransactionClient,
+  planId: string,
+  request: { decisionIds: string[]; bySeq: number },
+): Promise<void> {
+  if (request.decisionIds.length === 0) return;
+  const by = await tx.decision.findUnique({
+    where: { planId_seq: { planId, seq: request.bySeq } },
+    select: { id: true },
+  });
+  if (by === null) {
+    throw new PlanConflictError(planId, `decision ${request.bySeq} to supersede others with is not recorded`);
+  }
+  await inChunks(request.decisionIds, async (ids) => [
+    await tx.decision.updateMany({
+      where: { planId, id: { in: ids.filter((id) => id !== by.id) }, supersededBy: null },
+      data: { supersededBy: by.id },
+    }),
+  ]);
 }

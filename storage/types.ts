@@ -35,6 +35,11 @@ export interface PlanStateWrite {
   /** Written to the plan's error fields; null clears them (e.g. on retry or completion). */
   error: PlanError | null;
   decisions: DecisionWrite[];
+  /**
+   * Decisions this change supersedes (a phase run again after a correction or an amendment): each still current
+   * gets `superseded_by` = the decision at `bySeq`, which is in this change's decisions or already recorded.
+   */
+  supersede?: { decisionIds: string[]; bySeq: number };
 }
 
 export interface PlanStateWritten {

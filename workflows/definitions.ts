@@ -8,10 +8,11 @@ import { defineSearchAttributeKey } from '@temporalio/common';
 import type { SearchAttributePair } from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Phase, ProcessingState } from '../domain/lifecycle';
+import type { CorrectionSituation, RerunPhase, RerunTracking } from '../domain/correction';
 import type { CorrectionIds } from '../domain/decision';
 import { TASK_QUEUE } from '../domain/ids';
 import type { PlanSnapshot, PlanSpec } from '../domain/plan';
-import type { Strategy } from '../domain/steps';
+import type { Step, Strategy } from '../domain/steps';
 
 export { TASK_QUEUE };
 
@@ -54,10 +55,49 @@ export interface PlanWorkflowState {
   /** Where the next phase's decisions hang: the last decision of the phase before. */
   parentDecisionSeq: number;
   /**
+   * What a correction or an amendment needs to know to run a phase again (domain/correction.ts). Absent in a run
+   * continued from a plan started before re-runs existed: its corrections are recorded only.
+   */
+  tracking?: RerunTracking;
+  /** A correction or an amendment being acted on at a gate; absent or null: none. */
+  rerun?: PendingRerun | null;
+  /**
    * The child plans Execute spawned, in the order it spawned them (a replacement after the one it replaces).
    * Absent in state carried over from an engine without subplans.
    */
   children?: ChildPlanRun[];
+}
+
+/**
+ * A person's command that changes what runs, from the moment its handler starts (advances are refused meanwhile)
+ * until the phase it re-runs has started (or, for a replaced step alone, until it is recorded).
+ */
+export interface PendingRerun {
+  /** The phase that runs again; null: none (a replaced step at the gate after Strategize changes only the strategy). */
+  phase: RerunPhase | null;
+  /** Set once the correction is recorded: the gate then closes and the phase runs again. */
+  ready: boolean;
+  by: string;
+  reason: string | null;
+  /** An amendment's instructions: its user_intervention is recorded with the re-run's start. */
+  amendment: string | null;
+  /** The correcting decision, which supersedes the phase's earlier decisions; null: the amendment's intervention. */
+  supersededBySeq: number | null;
+  /** What the re-run supersedes; absent: the phase's last run (and, for Strategize, every step's decision). */
+  supersede?: string[];
+  /** Strategize re-asks only the steps after a corrected one, hanging them under the correction. */
+  revision?: PendingRevision | null;
+}
+
+/** A re-ask of the steps after a corrected one (domain/correction.ts StrategyRevision), as the workflow keeps it. */
+export interface PendingRevision {
+  /** The corrected step's position, 1-based. */
+  correctedStep: number;
+  replacement: Step | null;
+  /** How many of the strategy's first steps stay: those before the corrected one and its replacement. */
+  keptSteps: number;
+  /** The correction, under which the re-asked steps hang. */
+  parentSeq: number;
 }
 
 /** One child plan a subplan step spawned, and how it ended. */
@@ -114,10 +154,24 @@ export interface CorrectDecisionRequest {
 
 export type { CorrectionIds as CorrectDecisionResult } from '../domain/decision';
 
+/** `plan amend`: more instructions for a plan waiting after Strategize, which then runs Strategize again. */
+export interface AmendPlanRequest {
+  by: string;
+  /** Appended to the plan's prompt (its description) for Strategize; recorded as a user_intervention. */
+  instructions: string;
+  reason?: string;
+}
+
+/** Longer instructions belong in a context file (`plan context add`). */
+export const MAX_AMENDMENT_CHARS = 20_000;
+
 export const advancePlanUpdate = defineUpdate<PlanSnapshot, [AdvancePlanRequest]>('advancePlan');
 export const retryPhaseUpdate = defineUpdate<PlanSnapshot, [RetryPhaseRequest]>('retryPhase');
 export const correctDecisionUpdate = defineUpdate<CorrectionIds, [CorrectDecisionRequest]>('correctDecision');
+export const amendPlanUpdate = defineUpdate<PlanSnapshot, [AmendPlanRequest]>('amendPlan');
 export const getPlanQuery = defineQuery<PlanSnapshot>('getPlan');
+/** What a correction would be judged against now (`plan correct --dry-run`); reading it changes nothing. */
+export const correctionSituationQuery = defineQuery<CorrectionSituation>('correctionSituation');
 
 /** Search attributes: the Web UI and `temporal workflow list --query` filter plans by these. */
 export const PlanPhaseKey = defineSearchAttributeKey('PlanPhase', 'KEYWORD');

@@ -13,6 +13,7 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -21,7 +22,10 @@ import {
 } from '@temporalio/workflow';
 import type { PlanActivities } from '../activities';
 import type { PhaseFailure, PlanEventType, PlanRef, RecordPlanStateInput } from '../activities/contracts';
+import { canAmend, correctionEffect, emptyTracking, rerunSupersedes } from '../domain/correction';
+import type { CorrectionSituation, RerunPhase } from '../domain/correction';
 import type { DecisionDraft } from '../domain/decision';
+import type { Step } from '../domain/steps';
 import { userInterventionDraft } from '../domain/decision';
 import { ERROR_TYPES, NON_RETRYABLE_ERROR_TYPES } from '../domain/errors';
 import type { Phase, ProcessingState, WorkPhase } from '../domain/lifecycle';
@@ -31,20 +35,27 @@ import {
   canTransition,
   checkReviewedChangeset,
   gateMessage,
-  isFinished,
   requiresApproval,
 } from '../domain/lifecycle';
 import { WORKFLOW_ACTOR, initialSnapshot, withInputDefaults } from '../domain/plan';
 import type { PlanError, PlanSnapshot, PlanSpec } from '../domain/plan';
 import {
   DEFAULT_HISTORY_EVENT_LIMIT,
+  MAX_AMENDMENT_CHARS,
   advancePlanUpdate,
+  amendPlanUpdate,
   correctDecisionUpdate,
+  correctionSituationQuery,
   getPlanQuery,
   planSearchAttributes,
   retryPhaseUpdate,
 } from './definitions';
-import type { PlanWorkflowInput, PlanWorkflowResult, PlanWorkflowState } from './definitions';
+import type {
+  PendingRevision,
+  PlanWorkflowInput,
+  PlanWorkflowResult,
+  PlanWorkflowState,
+} from './definitions';
 import { countPlanFinished, countPlanStarted, recordGateWait, recordPhaseDuration } from './metrics';
 
 /**
@@ -86,13 +97,34 @@ export const WORK_PHASES: readonly WorkPhase[] = ['STRATEGIZE', 'EXECUTE', 'APPL
 /** The prompt_definition is the first decision a plan records; people's interventions hang under it. */
 export const ROOT_SEQ = 0;
 
+/**
+ * Marks plans whose corrections change what runs (a replaced strategy step, Execute run again; ADR 0016). Asked
+ * only when a correction would, which no plan recorded before could (their phases did not say which decision a
+ * step came from), so their histories carry no marker and replay to corrections that only record.
+ */
+export const CORRECTION_RERUN_PATCH = 'correction-reruns';
+
+/** Runs a phase again at a gate (workflows/plan.ts) and says which commands the reopened gate shows for review. */
+export type Rerunner = (
+  phase: RerunPhase,
+  options: { firstAttempt: number; revision: PendingRevision | null; reason: string | null },
+) => Promise<readonly string[]>;
+
 /** Workflow time is replayed from history, so this is deterministic. */
 export function now(): string {
   return new Date().toISOString();
 }
 
 export type PhaseOutcome =
-  | { ok: true; summary: string; decisions: DecisionDraft[] }
+  | {
+      ok: true;
+      summary: string;
+      decisions: DecisionDraft[];
+      /** Strategize: the index in `decisions` of the decision each step of the strategy came from. */
+      stepDecisions?: number[];
+      /** Strategize: its actor re-asks the steps after a corrected one. */
+      reasksLaterSteps?: boolean;
+    }
   | { ok: false; failure: PhaseFailure; decisions: DecisionDraft[] };
 
 /** What a phase's work is told: which run of the phase this is, and where its decisions go. */
@@ -115,6 +147,7 @@ interface ChangeRecord {
   recordedBy?: string;
   message?: string | null;
   decisions?: DecisionDraft[];
+  supersede?: RecordPlanStateInput['supersede'];
 }
 
 export class PlanRun {
@@ -132,6 +165,8 @@ export class PlanRun {
    */
   readonly resumedGate: Phase | null;
   private readonly historyEventLimit: number;
+  /** Null: this path runs nothing again (the legacy path), so its corrections are recorded only. */
+  private rerunner: Rerunner | null = null;
 
   constructor(input: PlanWorkflowInput, options: { lean: boolean }) {
     this.lean = options.lean;
@@ -155,6 +190,38 @@ export class PlanRun {
       approval: null,
       retry: null,
       parentDecisionSeq: 0,
+      tracking: emptyTracking(),
+      rerun: null,
+    };
+  }
+
+  /** Lets corrections and amendments run phases again (workflows/plan.ts). */
+  setRerunner(rerunner: Rerunner): void {
+    this.rerunner = rerunner;
+  }
+
+  /** A person's command accepted and not yet acted on, in words; null: none. */
+  private underWay(): string | null {
+    const { state } = this;
+    if (state.approval !== null)
+      return `an advance out of ${state.plan.phase} was already accepted and is under way`;
+    if (state.rerun !== undefined && state.rerun !== null) {
+      return state.rerun.amendment === null
+        ? 'a correction that changes what runs is under way'
+        : `an amendment is under way: ${state.rerun.phase ?? 'STRATEGIZE'} runs again`;
+    }
+    return null;
+  }
+
+  /** What corrections and amendments are judged against (domain/correction.ts). */
+  situation(): CorrectionSituation {
+    const { plan, tracking } = this.state;
+    return {
+      phase: plan.phase,
+      state: plan.state,
+      awaitingApproval: plan.awaitingApproval,
+      underWay: this.underWay(),
+      tracking: this.rerunner === null ? null : (tracking ?? null),
     };
   }
 
@@ -193,6 +260,7 @@ export class PlanRun {
   installHandlers(): void {
     const { state } = this;
     setHandler(getPlanQuery, () => this.snapshot());
+    setHandler(correctionSituationQuery, () => this.situation());
 
     setHandler(
       advancePlanUpdate,
@@ -213,13 +281,11 @@ export class PlanRun {
         validator: (request) => {
           requireRequester(request.by);
           // An approval already accepted but not yet acted on would otherwise let a second advance skip a gate.
+          const underWay = this.underWay();
           const verdict =
-            state.approval === null
+            underWay === null
               ? canAdvance(state.plan, request.expectedPhase)
-              : {
-                  ok: false as const,
-                  reason: `an advance out of ${state.plan.phase} was already accepted and is under way`,
-                };
+              : { ok: false as const, reason: underWay };
           if (!verdict.ok) throw new Error(verdict.reason);
           const reviewed = checkReviewedChangeset(state.plan, request.reviewedChangesetId);
           if (!reviewed.ok) throw new Error(reviewed.reason);
@@ -230,27 +296,88 @@ export class PlanRun {
     setHandler(
       correctDecisionUpdate,
       async (request) => {
-        // Checked before any number is spent, so a refused correction leaves no gap in the sequence.
-        const { correctedSeq } = await this.recordings.checkCorrection({
-          planId: state.plan.planId,
-          decisionId: request.decisionId,
-        });
-        const interventionSeq = this.allocateDecisions(2);
-        const result = await this.recordings.correctDecision({
-          planId: state.plan.planId,
-          decisionId: request.decisionId,
-          interventionSeq,
-          correctionSeq: interventionSeq + 1,
-          eventSeq: state.eventSeq++,
-          by: request.by,
-          chosenOption: request.chosenOption,
-          reason: request.reason ?? null,
-          at: now(),
-        });
-        state.plan.decisionCount = state.decisionSeq;
-        // What comes next builds on the correction, not on the choice it replaced.
-        if (state.parentDecisionSeq === correctedSeq) state.parentDecisionSeq = interventionSeq + 1;
-        return result;
+        const effect = correctionEffect(this.situation(), request.decisionId);
+        if (effect.kind === 'refused') {
+          throw ApplicationFailure.nonRetryable(effect.reason, ERROR_TYPES.IllegalTransition);
+        }
+        // Asked only of a correction that changes what runs: see CORRECTION_RERUN_PATCH.
+        const changes = effect.kind !== 'record' && patched(CORRECTION_RERUN_PATCH);
+        const by = request.by;
+        const reason = request.reason ?? null;
+        // Under way before the first await: an advance arriving meanwhile is refused rather than moving the plan on
+        // with a strategy about to change.
+        if (changes) {
+          state.rerun = { phase: null, ready: false, by, reason, amendment: null, supersededBySeq: null };
+        }
+        try {
+          // Checked (and a step option parsed) before any number is spent, so a refused correction leaves no gap
+          // in the sequence and nothing in the record.
+          const checked = await this.recordings.checkCorrection({
+            planId: state.plan.planId,
+            decisionId: request.decisionId,
+            ...(changes && effect.kind === 'step' ? { stepOption: request.chosenOption } : {}),
+          });
+          const interventionSeq = this.allocateDecisions(2);
+          const correctionSeq = interventionSeq + 1;
+          const result = await this.recordings.correctDecision({
+            planId: state.plan.planId,
+            decisionId: request.decisionId,
+            interventionSeq,
+            correctionSeq,
+            eventSeq: state.eventSeq++,
+            by,
+            chosenOption: request.chosenOption,
+            reason,
+            at: now(),
+          });
+          state.plan.decisionCount = state.decisionSeq;
+          // What comes next builds on the correction, not on the choice it replaced.
+          if (state.parentDecisionSeq === checked.correctedSeq) state.parentDecisionSeq = correctionSeq;
+          const { tracking } = state;
+          if (tracking !== undefined) {
+            for (const phase of ['STRATEGIZE', 'EXECUTE'] as const) {
+              if (tracking.phaseParentSeqs[phase] === checked.correctedSeq) {
+                tracking.phaseParentSeqs[phase] = correctionSeq;
+              }
+            }
+          }
+          if (!changes) return result;
+          // Named before the step is replaced: the decisions of the steps after it, or Execute's.
+          const supersede = tracking === undefined ? [] : rerunSupersedes(tracking, effect);
+          let revision: PendingRevision | null = null;
+          if (effect.kind === 'step') {
+            this.replaceStep(effect.index, checked.step, result.correctionDecisionId);
+            if (effect.rerun === 'STRATEGIZE') {
+              const replacement = checked.step ?? null;
+              revision = {
+                correctedStep: effect.index + 1,
+                replacement,
+                keptSteps: effect.index + (replacement === null ? 0 : 1),
+                parentSeq: correctionSeq,
+              };
+            }
+          }
+          if (effect.rerun === null) {
+            state.rerun = null;
+            return result;
+          }
+          // The gate closes and the phase runs again (passGate); the correction returns once that is recorded.
+          state.rerun = {
+            phase: effect.rerun,
+            ready: true,
+            by,
+            reason,
+            amendment: null,
+            supersededBySeq: correctionSeq,
+            supersede,
+            revision,
+          };
+          await condition(() => state.rerun === null);
+          return result;
+        } catch (err) {
+          if (changes && state.rerun?.ready === false) state.rerun = null;
+          throw err;
+        }
       },
       {
         validator: (request) => {
@@ -258,11 +385,40 @@ export class PlanRun {
           if (typeof request.chosenOption !== 'string' || request.chosenOption.trim() === '') {
             throw new Error('a correction needs the option chosen instead (--option)');
           }
-          if (isFinished(state.plan)) {
+          const effect = correctionEffect(this.situation(), request.decisionId);
+          if (effect.kind === 'refused') throw new Error(effect.reason);
+        },
+      },
+    );
+
+    setHandler(
+      amendPlanUpdate,
+      async (request) => {
+        state.rerun = {
+          phase: 'STRATEGIZE',
+          ready: true,
+          by: request.by,
+          reason: request.reason ?? null,
+          amendment: request.instructions.trim(),
+          supersededBySeq: null,
+        };
+        // Returns once Strategize has started again with the instructions (its start records them).
+        await condition(() => state.rerun === null);
+        return this.snapshot();
+      },
+      {
+        validator: (request) => {
+          requireRequester(request.by);
+          if (typeof request.instructions !== 'string' || request.instructions.trim() === '') {
+            throw new Error('an amendment needs the instructions to add');
+          }
+          if (request.instructions.length > MAX_AMENDMENT_CHARS) {
             throw new Error(
-              `the plan has finished (${state.plan.phase}, ${state.plan.state}); its decisions can no longer change`,
+              `the instructions are longer than ${MAX_AMENDMENT_CHARS} characters; add a context file instead`,
             );
           }
+          const verdict = canAmend(this.situation());
+          if (!verdict.ok) throw new Error(verdict.reason);
         },
       },
     );
@@ -285,6 +441,30 @@ export class PlanRun {
         },
       },
     );
+  }
+
+  /**
+   * A corrected step in the strategy Execute will run: replaced by the correction's step, or dropped (`skip`, null).
+   * The correction is then the decision the step comes from.
+   */
+  private replaceStep(index: number, step: Step | null | undefined, correctionId: string): void {
+    const { state } = this;
+    const { tracking, strategy } = state;
+    // The effect named a step of this strategy, and the check parsed the option: anything else is a bug here.
+    if (tracking === undefined || strategy === null || step === undefined || index >= strategy.steps.length) {
+      throw new Error(`no step ${index} to replace in the strategy`);
+    }
+    const steps = [...strategy.steps];
+    const ids = [...tracking.stepDecisionIds];
+    if (step === null) {
+      steps.splice(index, 1);
+      ids.splice(index, 1);
+    } else {
+      steps[index] = step;
+      ids[index] = correctionId;
+    }
+    state.strategy = { ...strategy, steps };
+    tracking.stepDecisionIds = ids;
   }
 
   publish(): void {
@@ -323,6 +503,7 @@ export class PlanRun {
       message: record.message ?? null,
       error: next.error,
       decisions: drafts.map((draft, i) => ({ seq: first + i, draft })),
+      ...(record.supersede === undefined ? {} : { supersede: record.supersede }),
     };
     const { decisionIds } = await this.recordings.recordPlanState(input);
     state.recordedState = next.state;
@@ -356,12 +537,12 @@ export class PlanRun {
     resume: ProcessingState;
     question: string;
     chosenOption: string;
-  }): Promise<void> {
+  }): Promise<string[]> {
     const { state } = this;
     state.plan.state = 'ERRORED';
     state.plan.error = block.error;
     state.plan.awaitingApproval = false;
-    await this.change(
+    const recorded = await this.change(
       block.event,
       { state: 'ERRORED', error: block.error, awaitingApproval: false },
       { message: block.error.message, decisions: block.decisions ?? [] },
@@ -388,6 +569,7 @@ export class PlanRun {
       },
     );
     state.retry = null;
+    return inOrder(recorded);
   }
 
   /**
@@ -397,11 +579,27 @@ export class PlanRun {
   async runPhaseToCompletion(
     phase: WorkPhase,
     work: (run: PhaseWork) => Promise<PhaseOutcome>,
-    options: { startRecorded: boolean },
+    options: {
+      startRecorded: boolean;
+      firstAttempt?: number;
+      /** A re-ask of Strategize's later steps: its first `keptSteps` steps and their decisions stay. */
+      keptSteps?: number;
+    },
   ): Promise<void> {
     const { state } = this;
-    for (let attempt = 1; ; attempt++) {
-      if (attempt > 1 || !options.startRecorded) await this.change('PHASE_STARTED', { state: 'PROCESSING' });
+    const firstAttempt = options.firstAttempt ?? 1;
+    const kept = options.keptSteps;
+    // What a correction re-runs needs to know of this run: where it hangs, its number, the decisions it made. A
+    // re-ask adds to the phase's run rather than replacing it.
+    const tracking = phase === 'APPLY' ? undefined : state.tracking;
+    if (tracking !== undefined && phase !== 'APPLY' && kept === undefined) {
+      tracking.phaseDecisionIds[phase] = [];
+      tracking.phaseParentSeqs[phase] = state.parentDecisionSeq;
+    }
+    for (let attempt = firstAttempt; ; attempt++) {
+      if (attempt > firstAttempt || !options.startRecorded)
+        await this.change('PHASE_STARTED', { state: 'PROCESSING' });
+      if (tracking !== undefined && phase !== 'APPLY') tracking.attempts[phase] = attempt;
       let failed: { error: PlanError; decisions: DecisionDraft[] };
       try {
         const assumedFirst = state.decisionSeq;
@@ -423,11 +621,24 @@ export class PlanRun {
         );
         if (outcome.ok) {
           if (decisions.length > 0) state.parentDecisionSeq = state.decisionSeq + decisions.length - 1;
-          await this.change(
-            'PHASE_COMPLETED',
-            { state: 'COMPLETE', error: null },
-            { message: outcome.summary, decisions },
+          const recorded = inOrder(
+            await this.change(
+              'PHASE_COMPLETED',
+              { state: 'COMPLETE', error: null },
+              { message: outcome.summary, decisions },
+            ),
           );
+          if (tracking !== undefined && phase !== 'APPLY') {
+            tracking.phaseDecisionIds[phase].push(...recorded);
+            if (phase === 'STRATEGIZE') {
+              // Without the actor's word on which decision gave which step, no step can be corrected into place.
+              const ids = (outcome.stepDecisions ?? []).map((i) => recorded[i]);
+              const found = ids.every((id) => id !== undefined) ? (ids as string[]) : [];
+              tracking.stepDecisionIds =
+                kept === undefined ? found : [...tracking.stepDecisionIds.slice(0, kept), ...found];
+              tracking.reasksLaterSteps = outcome.reasksLaterSteps === true;
+            }
+          }
           return;
         }
         failed = { error: { ...outcome.failure, at: now() }, decisions };
@@ -436,7 +647,7 @@ export class PlanRun {
         failed = { error: describeFailure(err, now()), decisions: [] };
       }
       log.warn('phase failed', { planId: state.plan.planId, phase, attempt, error: failed.error.message });
-      await this.waitForRetry({
+      const recorded = await this.waitForRetry({
         event: 'PHASE_FAILED',
         error: failed.error,
         decisions: failed.decisions,
@@ -444,6 +655,7 @@ export class PlanRun {
         question: `${phase} failed: retry it?`,
         chosenOption: `Retry ${phase}`,
       });
+      if (tracking !== undefined && phase !== 'APPLY') tracking.phaseDecisionIds[phase].push(...recorded);
     }
   }
 
@@ -467,6 +679,13 @@ export class PlanRun {
       await this.change('PHASE_ADVANCED', { phase: to, state: enteredState(to) });
       return;
     }
+    await this.openGate(to, commandsForReview);
+    await this.passGate(to, guard);
+  }
+
+  /** Opens the gate into `to` and records it; a long history then continues as new there. */
+  private async openGate(to: Phase, commandsForReview: readonly string[]): Promise<void> {
+    const { state } = this;
     // The gate opens before its record is written (the one exception to "write first, show second"): a person who
     // sees AWAITING_APPROVAL in the database can then always advance at once. An advance accepted meanwhile is
     // applied only after the record, so the events stay in order.
@@ -478,7 +697,6 @@ export class PlanRun {
       { message: gateMessage(to, commandsForReview) },
     );
     await this.continueAsNewIfLong(to);
-    await this.passGate(to, guard);
   }
 
   /**
@@ -488,10 +706,15 @@ export class PlanRun {
   async passGate(to: Phase, guard: (to: Phase) => Promise<void>): Promise<void> {
     const { state } = this;
     const from = state.plan.phase;
-    // Nothing records a change between a gate opening and its approval: updatedAt is when it opened, in this run or
-    // (continued as new) the one before.
-    const openedAt = state.plan.updatedAt;
-    await condition(() => state.approval !== null);
+    // Nothing records a change between a gate opening and its approval but a correction: updatedAt is when it
+    // opened (or reopened after a re-run), in this run or (continued as new) the one before.
+    let openedAt = state.plan.updatedAt;
+    for (;;) {
+      await condition(() => state.approval !== null || state.rerun?.ready === true);
+      if (state.approval !== null) break;
+      await this.rerunAtGate(to, guard);
+      openedAt = state.plan.updatedAt;
+    }
     recordGateWait({ gate: to }, openedAt);
     const request = pending(state.approval);
     await guard(to);
@@ -519,6 +742,71 @@ export class PlanRun {
   }
 
   /**
+   * A correction or an amendment accepted at the gate into `to`: the gate closes, the plan's phase runs again (the
+   * phase, not the plan, goes back: the plan stays where it is), and the gate reopens for a person to review what
+   * the re-run produced. The earlier run's decisions are superseded by the decision that caused the re-run, in the
+   * same write as the re-run's start.
+   */
+  private async rerunAtGate(to: Phase, guard: (to: Phase) => Promise<void>): Promise<void> {
+    const { state } = this;
+    const rerun = pending(state.rerun ?? null);
+    const { tracking } = state;
+    const phase = rerun.phase;
+    // Only accepted when situation() offered a tracked re-run on a path with a rerunner.
+    if (phase === null || tracking === undefined || this.rerunner === null) {
+      throw new Error('a re-run was requested that this plan cannot make');
+    }
+    const decisions =
+      rerun.amendment === null
+        ? []
+        : [
+            userInterventionDraft({
+              by: rerun.by,
+              question: `Amend the plan: what should ${phase} also take into account?`,
+              chosenOption: rerun.amendment,
+              alternatives: ['Keep the strategy as it is'],
+              reason: rerun.reason ?? undefined,
+              phase: state.plan.phase,
+              parentSeq: ROOT_SEQ,
+            }),
+          ];
+    // An amendment's intervention takes the next number, in the same write.
+    const bySeq = rerun.supersededBySeq ?? state.decisionSeq;
+    // A new strategy replaces every step, corrected ones included.
+    const superseded = rerun.supersede ?? [
+      ...tracking.phaseDecisionIds[phase],
+      ...(phase === 'STRATEGIZE' ? tracking.stepDecisionIds : []),
+    ];
+    const revision = rerun.revision ?? null;
+    await this.change(
+      'PHASE_STARTED',
+      { state: 'PROCESSING', awaitingApproval: false },
+      {
+        recordedBy: rerun.by,
+        message:
+          rerun.amendment === null
+            ? `${phase} runs again after a correction${rerun.reason === null ? '' : `: ${rerun.reason}`}`
+            : `${phase} runs again with added instructions: ${rerun.amendment}`,
+        decisions,
+        supersede: { decisionIds: superseded, bySeq },
+      },
+    );
+    if (rerun.amendment !== null) tracking.amendments.push(rerun.amendment);
+    state.plan.commandsForReview = [];
+    state.rerun = null;
+    // The re-run hangs where the run it replaces did (moved to a correction of that decision, if any); re-asked
+    // steps hang under the correction they follow from.
+    state.parentDecisionSeq = revision?.parentSeq ?? tracking.phaseParentSeqs[phase];
+    const commands = await this.rerunner(phase, {
+      firstAttempt: tracking.attempts[phase] + 1,
+      revision,
+      reason: rerun.reason,
+    });
+    await guard(to);
+    await this.openGate(to, commands);
+  }
+
+  /**
    * A plan can wait at gates for days and be corrected and retried many times: at a gate, once its history is
    * long (past the limit, or Temporal suggests it), the run hands its whole state to a new run of the same
    * workflow and the gate stays open there. Only lean plans do: an older plan's history was written without
@@ -530,8 +818,9 @@ export class PlanRun {
     if (!this.lean || (info.historyLength < this.historyEventLimit && !info.continueAsNewSuggested)) return;
     // A correction being recorded finishes first. An approval accepted meanwhile wins: its update waits for the
     // transition, which this run then makes, rather than being cut off by the hand-over.
-    await condition(() => state.approval !== null || allHandlersFinished());
-    if (state.approval !== null) return;
+    // A correction that re-runs a phase is taken here too: its handler waits for the re-run, not for this.
+    await condition(() => state.approval !== null || state.rerun?.ready === true || allHandlersFinished());
+    if (state.approval !== null || state.rerun?.ready === true) return;
     const { spec, ...carried } = state;
     log.info('continuing as new at a gate', { planId: state.plan.planId, gate, events: info.historyLength });
     await continueAsNew<(input: PlanWorkflowInput) => Promise<PlanWorkflowResult>>({
@@ -584,6 +873,14 @@ export class PlanRun {
 /** A work phase is entered QUEUED (its work is still to start); APPLIED is entered done. */
 function enteredState(to: Phase): ProcessingState {
   return to === 'APPLIED' ? 'COMPLETE' : 'QUEUED';
+}
+
+/** A recording's decision ids in the order of its drafts (by sequence number). */
+function inOrder(ids: Record<number, string>): string[] {
+  return Object.keys(ids)
+    .map(Number)
+    .sort((a, b) => a - b)
+    .map((seq) => ids[seq] as string);
 }
 
 function requireRequester(by: string): void {

@@ -18,7 +18,7 @@ import { PHASES, nextPhase } from '../domain/lifecycle';
 import type { Phase, WorkPhase } from '../domain/lifecycle';
 import type { PlanError } from '../domain/plan';
 import { unreviewedCommands } from '../domain/command-review';
-import type { PlanWorkflowInput, PlanWorkflowResult } from './definitions';
+import type { PendingRevision, PlanWorkflowInput, PlanWorkflowResult } from './definitions';
 import { legacyPlanWorkflow } from './legacy-plan';
 import { countInvariantViolations } from './metrics';
 import { PlanRun, ROOT_SEQ, WORK_PHASES, describeFailure, isPhaseFailure, now } from './plan-run';
@@ -82,6 +82,15 @@ export async function planWorkflow(input: PlanWorkflowInput): Promise<PlanWorkfl
   const run = new PlanRun(input, { lean: patched(LEAN_HISTORY_PATCH) });
   run.installHandlers();
   const checks = new InvariantChecks(run);
+  // A correction or an amendment at a gate runs the plan's phase again, as the loop below runs it (ADR 0016).
+  run.setRerunner(async (phase, { firstAttempt, revision, reason }) => {
+    await run.runPhaseToCompletion(
+      phase,
+      (work) => phaseWork(run, checks, phase, work, revision === null ? null : { ...revision, reason }),
+      { startRecorded: true, firstAttempt, ...(revision === null ? {} : { keptSteps: revision.keptSteps }) },
+    );
+    return phase === 'STRATEGIZE' ? commandsForReview(run) : [];
+  });
   // A run continued as new starts at the gate its predecessor waited at: what comes before it ran in earlier runs.
   const gate = run.resumedGate;
   const reached = (phase: Phase) => gate === null || PHASES.indexOf(phase) >= PHASES.indexOf(gate);
@@ -245,15 +254,39 @@ async function phaseWork(
   checks: InvariantChecks,
   phase: WorkPhase,
   work: PhaseWork,
+  revision: (PendingRevision & { reason: string | null }) | null = null,
 ): Promise<PhaseOutcome> {
   const { state, planRef } = run;
   const checkBefore = checks.after(phase);
   switch (phase) {
     case 'STRATEGIZE': {
-      const result = await strategize({ ...planRef, ...work, checkBefore });
+      const amendments = state.tracking?.amendments ?? [];
+      const kept = revision === null ? null : (state.strategy?.steps ?? []).slice(0, revision.keptSteps);
+      const result = await strategize({
+        ...planRef,
+        ...work,
+        checkBefore,
+        ...(amendments.length > 0 ? { amendments } : {}),
+        ...(revision === null || kept === null
+          ? {}
+          : {
+              revision: {
+                keptSteps: kept,
+                correctedStep: revision.correctedStep,
+                replacement: revision.replacement,
+                reason: revision.reason,
+              },
+            }),
+      });
       state.strategy = result.strategy;
       checks.keep(result.invariants ?? null);
-      return { ok: true, summary: result.summary, decisions: result.decisions };
+      return {
+        ok: true,
+        summary: result.summary,
+        decisions: result.decisions,
+        ...(result.stepDecisions === undefined ? {} : { stepDecisions: result.stepDecisions }),
+        ...(result.reasksLaterSteps === undefined ? {} : { reasksLaterSteps: result.reasksLaterSteps }),
+      };
     }
     case 'EXECUTE': {
       // Strategize completed before Execute could start, and its result is in the state (kept, or rebuilt by

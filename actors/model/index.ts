@@ -7,7 +7,6 @@
  * again with zod, because servers differ in how faithfully they constrain decoding. Output that fails validation
  * is sent back with the problems listed, so a model can correct itself before the phase fails.
  */
-import type { Strategy } from '../../domain/steps';
 import { describeStep, stepFromFile } from '../../domain/steps';
 import { isSubplanStep, spawnDecision } from '../../domain/subplans';
 import type {
@@ -17,12 +16,15 @@ import type {
   InvariantActor,
   InvariantVerdict,
   StrategyActor,
+  StrategyProposal,
 } from '../types';
 import { ChatClient } from './chat-client';
 import type { ModelConfig } from './config';
 import {
   CONTEXT_BUDGET_CHARS,
   ESTIMATE_SYSTEM,
+  REVISE_SYSTEM,
+  describeCorrection,
   INVARIANT_SYSTEM,
   STRATEGY_SYSTEM,
   describeChanges,
@@ -54,7 +56,7 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
 
   const strategy: StrategyActor = {
     name: MODEL_ACTOR_NAME,
-    async strategize(call): Promise<Strategy> {
+    async strategize(call): Promise<StrategyProposal> {
       const { plan, action } = call;
       const suggestions =
         action.steps.length === 0
@@ -91,17 +93,21 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
           content: { model: config.model, system: STRATEGY_SYSTEM, user, attempts: answer.attempts },
         },
       });
+      const stepDecisions: number[] = [];
       for (const [index, step] of steps.entries()) {
         if (isSubplanStep(step)) {
-          call.log.record({
-            ...spawnDecision(plan.planId, index, step, steps.length),
-            confidence: null,
-            rationale: step.description ?? `Part of the chosen approach: ${reply.summary}`,
-            parentSeq: approach,
-          });
+          stepDecisions.push(
+            call.log.record({
+              ...spawnDecision(plan.planId, index, step, steps.length),
+              confidence: null,
+              rationale: step.description ?? `Part of the chosen approach: ${reply.summary}`,
+              parentSeq: approach,
+              model: { modelName: answer.usage.modelName, promptTokens: null, completionTokens: null },
+            }),
+          );
           continue;
         }
-        call.log.record({
+        const seq = call.log.record({
           type: 'strategy_choice',
           question: `Step ${index + 1} of ${steps.length}: what does it do?`,
           chosenOption: describeStep(step),
@@ -113,8 +119,56 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
           // The same reply as the approach, whose decision counts its tokens.
           model: { modelName: answer.usage.modelName, promptTokens: null, completionTokens: null },
         });
+        stepDecisions.push(seq);
       }
-      return { steps, validation, summary: reply.summary };
+      return { steps, validation, summary: reply.summary, stepDecisions };
+    },
+
+    async revise(call): Promise<StrategyProposal> {
+      const { plan, action, revision } = call;
+      const kept = revision.keptSteps;
+      const user = [
+        describePlan(plan),
+        kept.length === 0
+          ? 'No steps are fixed: the remaining steps are the whole strategy.'
+          : `These steps are fixed and run first, in this order:\n${JSON.stringify(kept.flatMap(wireFromStep), null, 2)}`,
+        describeCorrection(revision),
+        `The action's validation command: ${action.validation ?? '(none)'}`,
+        renderContextFiles(call.contextFiles, budget),
+      ].join('\n\n');
+      const answer = await askStructured(client, {
+        system: `${STRATEGY_SYSTEM}\n\n${REVISE_SYSTEM}`,
+        user,
+        schemaName: 'strategy',
+        schema: strategyReplySchema(plan),
+        signal: call.signal,
+        progress: (message) => call.progress(message),
+      });
+      const reply = answer.value;
+      const steps = reply.steps.map(stepFromFile);
+      const total = kept.length + steps.length;
+      const stepDecisions: number[] = [];
+      for (const [index, step] of steps.entries()) {
+        const seq = call.log.record({
+          type: 'strategy_choice',
+          question: `Step ${kept.length + index + 1} of ${total}: what does it do?`,
+          chosenOption: describeStep(step),
+          alternatives: [],
+          confidence: reply.confidence,
+          rationale:
+            step.description ??
+            `Re-asked after the correction of step ${revision.correctedStep}: ${reply.summary}`,
+          actorReasoning: index === 0 ? answer.reasoning : null,
+          context:
+            index === 0
+              ? { content: { model: config.model, system: REVISE_SYSTEM, user, attempts: answer.attempts } }
+              : undefined,
+        });
+        stepDecisions.push(seq);
+      }
+      const validation =
+        reply.validation === null || reply.validation.trim() === '' ? null : reply.validation;
+      return { steps, validation, summary: reply.summary, stepDecisions };
     },
   };
 

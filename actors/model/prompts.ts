@@ -2,6 +2,7 @@
  * What the model is told: the system prompt of each role, and the plan, its context files, its steps and its
  * changes as text.
  */
+import type { StrategyRevision } from '../../domain/correction';
 import type { PlanSpec } from '../../domain/plan';
 import { describeStep } from '../../domain/steps';
 import type { Step } from '../../domain/steps';
@@ -27,6 +28,20 @@ write "{{" nowhere else. In a \`run\` or validation command, write each {{name}}
 shell-quoted for you): never inside quotes, backquotes, a comment or a here-document, nor right after \\ or $.
 Prefer the fewest steps that meet the definition of done and respect every invariant. The action's own steps are \
 suggestions: keep, change or replace them. Give a validation command when the project has one (e.g. its tests).`;
+
+/** Added to STRATEGY_SYSTEM when a person corrected a step and the steps after it are asked again. */
+export const REVISE_SYSTEM = `A person corrected one step of your earlier strategy. The steps listed as fixed \
+(ending with the person's replacement, if any) run first, unchanged. Answer with only the steps that come AFTER \
+them, written with the correction as a constraint: never undo or contradict it. An empty list is a fine answer.`;
+
+/** The person's correction, as the model is told it. */
+export function describeCorrection(revision: StrategyRevision): string {
+  const what =
+    revision.replacement === null
+      ? `A person removed step ${revision.correctedStep}; it must not be done.`
+      : `A person replaced step ${revision.correctedStep} with: ${describeStep(revision.replacement)}.`;
+  return `${what}${revision.reason === null ? '' : ` Their reason: ${revision.reason}`}`;
+}
 
 export const ESTIMATE_SYSTEM = `You estimate the size and risk of a planned code change for CleverAgents before it runs. \
 Answer with one JSON object matching the schema.`;

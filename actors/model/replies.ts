@@ -7,16 +7,13 @@ import { z } from 'zod';
 import type { PlanSpec } from '../../domain/plan';
 import { AUTOMATION_CHOICES, AUTOMATION_LEVELS } from '../../domain/lifecycle';
 import type { AutomationLevel } from '../../domain/lifecycle';
-import { commandProblems } from '../../domain/shell';
+import { stepProblems } from '../../domain/step-checks';
 import {
   CHILD_FAILURE_POLICIES,
   FILE_STEP_KINDS,
   STEP_KINDS,
-  renderTemplate,
   stepFileSchema,
-  stepProject,
   stepToFile,
-  templateValues,
 } from '../../domain/steps';
 import type { Step, StepFile } from '../../domain/steps';
 
@@ -119,63 +116,20 @@ const modelStepSchema = wireStepSchema.transform((wire, ctx): StepFile => {
   return z.NEVER;
 });
 
-const TEMPLATED_FIELDS = ['create', 'content', 'replace', 'with', 'move', 'to', 'delete', 'run'] as const;
-
-/**
- * What can be checked before Execute, by the rules Execute applies: a step's project resolves (stepProject), its
- * placeholders exist (templateValues), and the commands (each `run` step's and the validation) place them only where
- * their shell quoting holds (commandProblems). Caught here, the model can fix them; caught in Execute, the plan fails.
- */
+/** The shared checks (domain/step-checks.ts), as issues on the fields the model wrote (`target`, not the verb). */
 function checkStrategy(
   plan: PlanSpec,
   reply: { steps: StepFile[]; validation: string | null },
   ctx: z.RefinementCtx,
 ): void {
-  reply.steps.forEach((step, index) => {
-    if ('subplan' in step) {
-      // A child plan's projects and action are checked against the catalog when Strategize ends; here, what only
-      // this plan can tell: its argument templates name values it has.
-      const first = plan.projects[0];
-      const values = first === undefined ? {} : templateValues(plan, first);
-      for (const [name, text] of Object.entries(step.arguments ?? {})) {
-        try {
-          renderTemplate(String(text), values);
-        } catch (error) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['steps', index, 'arguments', name],
-            message: (error as Error).message,
-          });
-        }
-      }
-      return;
-    }
-    const found = stepProject('project' in step ? (step.project ?? null) : null, plan.projects);
-    if (!found.ok) ctx.addIssue({ code: 'custom', path: ['steps', index, 'project'], message: found.reason });
-    // Which names exist does not depend on the project, only their values do; so a step whose project is refused
-    // still has its placeholders checked, against the plan's first project (a plan always has one).
-    const link = found.ok ? found.link : plan.projects[0];
-    if (link === undefined) return;
-    const values = templateValues(plan, link);
-    for (const field of TEMPLATED_FIELDS) {
-      const text = (step as Record<string, unknown>)[field];
-      if (typeof text !== 'string') continue;
-      try {
-        renderTemplate(text, values);
-      } catch (error) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['steps', index, (STEP_KINDS as readonly string[]).includes(field) ? 'target' : field],
-          message: (error as Error).message,
-        });
-      }
-    }
-  });
-  for (const { step, problem } of commandProblems(reply.steps, reply.validation, plan)) {
+  for (const { step, field, message } of stepProblems(plan, reply.steps, reply.validation)) {
     ctx.addIssue({
       code: 'custom',
-      path: step === null ? ['validation'] : ['steps', step, 'target'],
-      message: problem,
+      path:
+        step === null
+          ? ['validation']
+          : ['steps', step, (STEP_KINDS as readonly string[]).includes(field) ? 'target' : field],
+      message,
     });
   }
 }

@@ -11,6 +11,9 @@ import { isUlid } from '../../domain/ids';
 import { enforcedInvariants } from '../../domain/invariant';
 import { explainDict, richTreeLines, treeRows, TREE_COLUMNS } from '../render/tree-view';
 import { parsePlanId } from '../plan-status';
+import { correctionImpact } from '../../domain/correction';
+import { parseStepOption } from '../../domain/step-option';
+import { describeStep } from '../../domain/steps';
 import { diffStat, escapeControls, renderUnifiedDiff } from '../render/diff';
 import {
   MAX_CONTEXT_TOTAL_BYTES,
@@ -316,15 +319,34 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
 
   plan
     .command('correct')
-    .description('replace a decision of a running plan with another option (recorded as a correction)')
+    .description(
+      'replace a decision of a running plan with another option; at a gate, what depends on it runs again ' +
+        '(a strategy step takes a step in the action step syntax, or "skip")',
+    )
     .argument('<decision-id>', 'decision id (26-character ULID, as `plan tree` prints it)')
-    .requiredOption('-o, --option <text>', 'the option chosen instead')
-    .requiredOption('-r, --reason <text>', 'why (recorded as the correction reason)')
+    .requiredOption(
+      '-o, --option <text>',
+      'the option chosen instead; for a strategy step, one step as YAML or JSON (e.g. \'{create: NOTES.md, content: "hi"}\') or "skip"',
+    )
+    .option('-r, --reason <text>', 'why (recorded as the correction reason; required unless --dry-run)')
+    .option(
+      '--dry-run',
+      'print which decisions would be superseded and what would run again; change nothing',
+      false,
+    )
     .addOption(byOption(cli.io))
     .addOption(formatOption())
     .action(async (id: string, opts) => {
       const decisionId = parseDecisionId(id);
       const original = await cli.withStores(({ decisions }) => decisions.getDecision(decisionId));
+      if (opts.dryRun === true) {
+        const impact = await correctionDryRun(cli, original.planId, decisionId, opts.option as string);
+        cli.show(impact, opts.format);
+        return;
+      }
+      if (typeof opts.reason !== 'string') {
+        throw new PlanClientError('usage', "required option '-r, --reason <text>' not specified");
+      }
       const result = await cli.withPlans((client) =>
         client.correct(original.planId, {
           by: opts.by as string,
@@ -337,6 +359,27 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
         decisions.getDecision(result.correctionDecisionId),
       );
       cli.show(explainDict(correction, { showContext: false, showReasoning: true }), opts.format);
+    });
+
+  plan
+    .command('amend')
+    .description(
+      'add instructions to a plan waiting for approval after Strategize: they join its prompt and Strategize runs again',
+    )
+    .argument(PLAN_ID, PLAN_ID_HELP)
+    .argument('<instructions>', 'what the plan should also do or respect, in plain words')
+    .option('-r, --reason <text>', 'why (recorded with the user_intervention decision)')
+    .addOption(byOption(cli.io))
+    .addOption(formatOption())
+    .action(async (id: string, instructions: string, opts) => {
+      const snapshot = await cli.withPlans((client) =>
+        client.amend(id, {
+          by: opts.by as string,
+          instructions,
+          ...(opts.reason === undefined ? {} : { reason: opts.reason as string }),
+        }),
+      );
+      cli.show(asCliDict(snapshot), opts.format);
     });
 
   registerPlanWorkCommands(plan, cli);
@@ -418,4 +461,64 @@ function parseDecisionId(input: string): string {
     throw new PlanClientError('usage', `"${input}" is not a decision id (expected a 26-character ULID)`);
   }
   return upper;
+}
+
+/**
+ * `plan correct --dry-run`: the impact computed by the same rules the workflow applies (domain/correction.ts),
+ * from its live situation (a query, which records nothing) and the decision tree; a step option is parsed as the
+ * workflow's check would. A correction the plan would refuse exits 4 with the reason.
+ */
+async function correctionDryRun(
+  cli: CliRuntime,
+  planId: string,
+  decisionId: string,
+  option: string,
+): Promise<Record<string, unknown>> {
+  const situation = await cli.withPlans((client) => client.correctionSituation(planId));
+  const { decisions, spec } = await cli.withStores(async (stores) => ({
+    decisions: await stores.decisions.listDecisions(planId),
+    spec: await stores.plans.getSpec(planId),
+  }));
+  const impact = correctionImpact(decisions, situation, decisionId);
+  const refuse = (reason: string) =>
+    new PlanClientError('refused', `cannot correct decision ${decisionId} of plan ${planId}: ${reason}`);
+  const target = decisions.find((d) => d.decisionId === decisionId);
+  if (target === undefined || spec === null) throw refuse('the decision is not one of the plan');
+  if (target.type === 'prompt_definition')
+    throw refuse('the prompt_definition root is the plan prompt and cannot be corrected');
+  if (target.supersededBy !== null) throw refuse(`it was already corrected by ${target.supersededBy}`);
+  if (impact.effect.kind === 'refused') throw refuse(impact.effect.reason);
+  let replacement: string | null = null;
+  if (impact.effect.kind === 'step') {
+    const parsed = parseStepOption(option, spec);
+    if (!parsed.ok) throw refuse(parsed.reason);
+    replacement = parsed.option.skip ? 'skip the step' : describeStep(parsed.option.step);
+  }
+  const line = (d: (typeof decisions)[number]) => `${d.seq} ${d.type} ${d.decisionId}: ${d.chosenOption}`;
+  const reruns =
+    impact.reruns === null
+      ? []
+      : [
+          impact.reruns === 'EXECUTE'
+            ? 'EXECUTE runs again from a fresh sandbox; its new changeset must be reviewed again'
+            : `STRATEGIZE asks the strategy actor again for the steps after step ${impact.step ?? '?'}, with the correction as a constraint`,
+        ];
+  return {
+    dry_run: true,
+    plan_id: planId,
+    decision_id: decisionId,
+    phase: situation.phase,
+    state: situation.state,
+    effect:
+      impact.effect.kind === 'step'
+        ? replacement === 'skip the step'
+          ? 'skip_step'
+          : 'replace_step'
+        : impact.effect.kind,
+    step: impact.step,
+    replacement,
+    superseded: impact.superseded.map(line),
+    leaves_tree: impact.leavesTree.map(line),
+    reruns,
+  };
 }

@@ -27,7 +27,13 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'MANUAL + 1 correction',
     level: 'MANUAL',
-    drive: (h, planId) => drives.correctThenApprove(h, planId, 'bench', 'Write the notes by hand'),
+    drive: (h, planId) =>
+      drives.correctThenApprove(
+        h,
+        planId,
+        'bench',
+        '{create: NOTES.md, content: "written by hand\\n", overwrite: true}',
+      ),
   },
   {
     // An invariant added at the gate before Apply stops the approved transition; removed, a retry goes on.

@@ -688,6 +688,8 @@ describe('built-in strategy', () => {
       steps: stepList,
       validation: 'npm test',
       summary: '2 steps from the action definition, then validation with `npm test`',
+      // The decision each step came from, for a correction to find it by (ADR 0016).
+      stepDecisions: [10, 11],
     });
     const drafts = call.log.drafts();
     expect(drafts.map((d) => [d.type, d.question, d.chosenOption, d.parentSeq, d.confidence])).toEqual([

@@ -286,6 +286,46 @@ describe('model strategy actor', () => {
     expect(server.requests[0]?.headers.authorization).toBeUndefined();
   });
 
+  it('re-asks only the steps after a corrected one, telling the model what stays and what changed', async () => {
+    server.replyContent({ ...validStrategy, steps: [validStrategy.steps[2]] });
+    const call = actorCall({
+      log: new DecisionLog({ firstSeq: 9, parentSeq: 8, phase: 'STRATEGIZE', actor: 'model' }),
+    });
+    const kept = {
+      kind: 'create' as const,
+      path: 'X.md',
+      content: 'x',
+      overwrite: false,
+      description: null,
+      project: null,
+    };
+    const result = await actors(modelConfig(server)).strategy.revise!({
+      ...call,
+      action,
+      revision: { keptSteps: [kept], correctedStep: 1, replacement: kept, reason: 'X instead' },
+    });
+    expect(result.steps.map((s) => s.kind)).toEqual(['run']);
+    expect(result.stepDecisions).toEqual([9]);
+    const drafts = call.log.drafts();
+    // Under the correction (the phase parent the workflow gives), numbered after the kept steps.
+    expect(drafts).toMatchObject([
+      {
+        type: 'strategy_choice',
+        parentSeq: 8,
+        question: 'Step 2 of 2: what does it do?',
+        chosenOption: 'run npm test',
+      },
+    ]);
+    const body = server.requests[0]?.body as SentBody;
+    const user = body.messages.find((m) => m.role === 'user')?.content ?? '';
+    expect(user).toContain('These steps are fixed and run first');
+    expect(user).toContain('"target": "X.md"');
+    expect(user).toContain('A person replaced step 1 with: create X.md. Their reason: X instead');
+    expect(body.messages.find((m) => m.role === 'system')?.content).toContain(
+      'Answer with only the steps that come AFTER',
+    );
+  });
+
   it('converts the steps and records the approach with one decision per step under it', async () => {
     server.replyContent(validStrategy, {
       reasoning_content: 'The notes are the review; tests guard the edit.',
@@ -317,6 +357,8 @@ describe('model strategy actor', () => {
         },
         { kind: 'run', command: 'npm test', timeoutSeconds: 300, description: null, project: null },
       ],
+      // The step decisions' numbers, for a correction to find the step by (ADR 0016).
+      stepDecisions: [6, 7, 8],
     });
 
     const drafts = call.log.drafts();

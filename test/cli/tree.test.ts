@@ -181,7 +181,7 @@ describe('corrections', () => {
         'correct',
         strategy.decision_id,
         '--option',
-        'One child plan per project',
+        '{create: CHILDREN.md, content: "One child plan per project\n"}',
         '--reason',
         'the projects release separately',
         '--format',
@@ -190,7 +190,7 @@ describe('corrections', () => {
       expect(corrected.stderr).toBe('');
       expect(JSON.parse(corrected.stdout)).toMatchObject({
         decision_type: 'strategy_choice',
-        chosen_option: 'One child plan per project',
+        chosen_option: '{create: CHILDREN.md, content: "One child plan per project\n"}',
         is_correction: true,
         corrects_decision_id: strategy.decision_id,
         correction_reason: 'the projects release separately',

@@ -122,10 +122,50 @@ const SCENARIOS: Record<string, Scenario> = {
   /** Every gate continues as new (a limit of one event); the plan crosses four runs to APPLIED. */
   'manual-continued': { level: 'MANUAL', historyEventLimit: 1, drive: approveToTheEnd },
 
-  /** A person corrects the strategy at the first gate; the plan then goes on to APPLIED. */
-  'manual-corrected': {
+  /**
+   * A person replaces the strategy's step at the first gate; the plan then goes on to APPLIED with it. (The
+   * checked-in `*-manual-corrected.json` were recorded when a correction only recorded, with free text: this code
+   * refuses that text for a step, so that scenario is frozen like an older generation.)
+   */
+  'manual-corrected-step': {
     level: 'MANUAL',
-    drive: (h, planId) => drives.correctThenApprove(h, planId, 'recorder', 'Write the greeting by hand'),
+    drive: (h, planId) =>
+      drives.correctThenApprove(
+        h,
+        planId,
+        'recorder',
+        '{create: CORRECTED.md, content: "written by hand\\n"}',
+      ),
+  },
+
+  /**
+   * At the gate after Execute a person replaces the step: Execute runs again from a fresh sandbox (ADR 0016), the
+   * gate reopens with the new changeset, and the plan goes on to APPLIED with it.
+   */
+  'review-corrected-rerun': {
+    level: 'REVIEW_BEFORE_APPLY',
+    async drive(h, planId) {
+      await h.client.waitForInput(planId);
+      const step = (await h.plans.listDecisions(planId)).find((d) => d.type === 'strategy_choice');
+      if (step === undefined) throw new Error(`plan ${planId} recorded no strategy_choice to correct`);
+      await h.client.correct(planId, {
+        by: 'recorder',
+        decisionId: step.decisionId,
+        chosenOption: '{create: AGAIN.md, content: "second run\\n"}',
+        reason: 'another file',
+      });
+      await approveToTheEnd(h, planId);
+    },
+  },
+
+  /** A person amends the plan at the first gate: Strategize runs again, then the plan goes on to APPLIED. */
+  'manual-amended': {
+    level: 'MANUAL',
+    async drive(h, planId) {
+      await h.client.waitForInput(planId);
+      await h.client.amend(planId, { by: 'recorder', instructions: 'Also greet the reviewers' });
+      await approveToTheEnd(h, planId);
+    },
   },
 
   /**

@@ -337,6 +337,61 @@ describe('recordPlanState', () => {
     expect((await store.getPlan(spec.planId))?.decisionRootId).toBe(first.decisionIds[0]);
   });
 
+  it("supersedes a re-run phase's decisions with the decision that caused it, once, and never another plan's", async () => {
+    const other = await createPlan();
+    const foreign = await store.recordPlanState(
+      stateInput(other.planId, 1, {
+        decisions: [decision(0, 'prompt_definition', null), decision(1, 'strategy_choice', 0)],
+      }),
+    );
+    const spec = await createPlan();
+    const first = await store.recordPlanState(
+      stateInput(spec.planId, 1, {
+        decisions: [
+          decision(0, 'prompt_definition', null),
+          decision(1, 'strategy_choice', 0),
+          decision(2, 'strategy_choice', 0),
+        ],
+      }),
+    );
+    const old = [first.decisionIds[1]!, first.decisionIds[2]!];
+    const amend = stateInput(spec.planId, 2, {
+      recordedBy: 'alice',
+      decisions: [decision(3, 'user_intervention', 0)],
+      supersede: { decisionIds: [...old, foreign.decisionIds[1]!], bySeq: 3 },
+    });
+    const { decisionIds } = await store.recordPlanState(amend);
+    await store.recordPlanState(amend);
+    const after = await store.listDecisions(spec.planId);
+    expect(after.map((d) => d.supersededBy)).toEqual([null, decisionIds[3], decisionIds[3], null]);
+    expect((await store.listDecisions(other.planId)).map((d) => d.supersededBy)).toEqual([null, null]);
+
+    // A decision superseded before keeps the one that replaced it first.
+    const second = await store.recordPlanState(
+      stateInput(spec.planId, 3, {
+        decisions: [decision(4, 'user_intervention', 0)],
+        supersede: { decisionIds: old, bySeq: 4 },
+      }),
+    );
+    expect(second.decisionIds[4]).toBeDefined();
+    expect((await store.listDecisions(spec.planId)).map((d) => d.supersededBy)).toEqual([
+      null,
+      decisionIds[3],
+      decisionIds[3],
+      null,
+      null,
+    ]);
+
+    // Superseding by a decision that is not recorded is refused, and nothing of the write stays.
+    const before = await everything(spec.planId);
+    await expect(
+      store.recordPlanState(
+        stateInput(spec.planId, 4, { supersede: { decisionIds: [first.decisionIds[0]!], bySeq: 9 } }),
+      ),
+    ).rejects.toThrow(PlanConflictError);
+    expect(await everything(spec.planId)).toEqual(before);
+  });
+
   it('writing the same input again (a retried write) leaves one event and returns the same decision ids', async () => {
     const spec = await createPlan();
     const input = stateInput(spec.planId, 1, {

@@ -55,7 +55,7 @@ it('continues as new at every gate past the limit and finishes with one unbroken
     await client.correct(created.planId, {
       by: 'tester',
       decisionId: choice.decisionId,
-      chosenOption: 'Write the greeting by hand',
+      chosenOption: '{create: GREETING.md, content: "written by hand\n", overwrite: true}',
     });
     for (const phase of ['STRATEGIZE', 'EXECUTE', 'APPLY'] as const) {
       const view = await client.waitForInput(created.planId);

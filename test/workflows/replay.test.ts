@@ -29,7 +29,9 @@ function* historyIterable() {
 it('has the recorded histories to replay', () => {
   // runphase-*: plans started before actors (they take the legacy path); actors-*: plans started with actors,
   // before lean histories (their recordings and checks are activities of their own); lean-*: plans started since,
-  // one of them across runs continued as new (its first run and its last).
+  // one of them across runs continued as new (its first run and its last). lean-manual-corrected: a correction
+  // recorded only (before ADR 0016); -corrected-step, -corrected-rerun and -amended: corrections and an amendment
+  // that change what runs.
   expect(histories).toEqual([
     'actors-full-command-review.json',
     'actors-full-errored-retried.json',
@@ -40,11 +42,14 @@ it('has the recorded histories to replay', () => {
     'lean-full-command-review.json',
     'lean-full-errored-retried.json',
     'lean-full-subplans.json',
+    'lean-manual-amended.json',
     'lean-manual-applied.json',
     'lean-manual-continued-first.json',
     'lean-manual-continued-last.json',
+    'lean-manual-corrected-step.json',
     'lean-manual-corrected.json',
     'lean-review-cancelled.json',
+    'lean-review-corrected-rerun.json',
     'lean-review-invariant-retried.json',
     'runphase-full-errored-retried.json',
     'runphase-manual-applied.json',
