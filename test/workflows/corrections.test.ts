@@ -64,7 +64,7 @@ async function approveToTheEnd(planId: string): Promise<void> {
 
 interface CliNode {
   decision_id: string;
-  superseded: boolean;
+  superseded_by: string | null;
 }
 
 it('replaces a strategy step at the gate after Strategize: Apply writes the corrected file, not the original', async () => {
@@ -128,9 +128,12 @@ it('replaces a strategy step at the gate after Strategize: Apply writes the corr
     const tree = JSON.parse(
       (await h.cli('plan', 'tree', planId, '--show-superseded', '--format', 'json')).stdout,
     ) as { nodes: CliNode[] };
-    expect(tree.nodes.find((n) => n.decision_id === step.decisionId)).toMatchObject({ superseded: true });
+    // The original is superseded by the correction, which itself is current.
+    expect(tree.nodes.find((n) => n.decision_id === step.decisionId)).toMatchObject({
+      superseded_by: correction.decision_id,
+    });
     expect(tree.nodes.find((n) => n.decision_id === correction.decision_id)).toMatchObject({
-      superseded: false,
+      superseded_by: null,
     });
     const current = JSON.parse((await h.cli('plan', 'tree', planId, '--format', 'json')).stdout) as {
       nodes: CliNode[];
