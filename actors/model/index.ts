@@ -78,8 +78,7 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
       });
       const reply = answer.value;
       const steps = reply.steps.map(stepFromFile);
-      const validation =
-        reply.validation === null || reply.validation.trim() === '' ? null : reply.validation;
+      const validation = validationOf(reply);
       const approach = call.log.record({
         type: 'strategy_choice',
         question: `How should ${plan.actionName} be carried out?`,
@@ -149,26 +148,33 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
       const total = kept.length + steps.length;
       const stepDecisions: number[] = [];
       for (const [index, step] of steps.entries()) {
+        const position = kept.length + index;
+        // The first decision carries the reply (its reasoning, prompt and tokens); the others name its model only.
+        const first = index === 0;
         const seq = call.log.record({
-          type: 'strategy_choice',
-          question: `Step ${kept.length + index + 1} of ${total}: what does it do?`,
-          chosenOption: describeStep(step),
-          alternatives: [],
+          ...(isSubplanStep(step)
+            ? spawnDecision(plan.planId, position, step, total)
+            : {
+                type: 'strategy_choice' as const,
+                question: `Step ${position + 1} of ${total}: what does it do?`,
+                chosenOption: describeStep(step),
+                alternatives: [],
+              }),
           confidence: reply.confidence,
           rationale:
             step.description ??
             `Re-asked after the correction of step ${revision.correctedStep}: ${reply.summary}`,
-          actorReasoning: index === 0 ? answer.reasoning : null,
-          context:
-            index === 0
-              ? { content: { model: config.model, system: REVISE_SYSTEM, user, attempts: answer.attempts } }
-              : undefined,
+          actorReasoning: first ? answer.reasoning : null,
+          model: first
+            ? answer.usage
+            : { modelName: answer.usage.modelName, promptTokens: null, completionTokens: null },
+          context: first
+            ? { content: { model: config.model, system: REVISE_SYSTEM, user, attempts: answer.attempts } }
+            : undefined,
         });
         stepDecisions.push(seq);
       }
-      const validation =
-        reply.validation === null || reply.validation.trim() === '' ? null : reply.validation;
-      return { steps, validation, summary: reply.summary, stepDecisions };
+      return { steps, validation: validationOf(reply), summary: reply.summary, stepDecisions };
     },
   };
 
@@ -229,4 +235,9 @@ export function createModelActors(config: ModelConfig, options: ModelActorOption
   };
 
   return { strategy, estimation, invariant };
+}
+
+/** A reply's validation command; blank means none. */
+function validationOf(reply: { validation: string | null }): string | null {
+  return reply.validation === null || reply.validation.trim() === '' ? null : reply.validation;
 }
