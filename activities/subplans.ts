@@ -72,7 +72,14 @@ export function createSubplanResolver(deps: SubplanDependencies) {
       profile =
         snapshot === null
           ? null
-          : { ...snapshot, description: '', maxSubplanDepth: snapshot.maxSubplanDepth ?? MAX_SUBPLAN_DEPTH };
+          : {
+              ...snapshot,
+              description: '',
+              maxSubplanDepth: snapshot.maxSubplanDepth ?? MAX_SUBPLAN_DEPTH,
+              onTimeout: snapshot.onTimeout ?? 'cancel',
+              approvers: snapshot.approvers ?? [],
+              requiredApprovals: snapshot.requiredApprovals ?? 1,
+            };
     }
     // The first link's values stand for the parent's: `{{project.name}}` in an argument means the parent's first.
     const firstLink = parent.projects[0];

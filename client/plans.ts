@@ -30,7 +30,7 @@ import {
   correctDecisionUpdate,
   correctionSituationQuery,
   getPlanQuery,
-  planSearchAttributes,
+  startSearchAttributes,
   retryPhaseUpdate,
 } from '../workflows/definitions';
 import type {
@@ -173,7 +173,7 @@ export class PlanClient {
             : { [PLAN_TRACE_ID_MEMO]: trace.traceId, [PLAN_TRACE_SPAN_MEMO]: trace.spanId }),
         },
         // Set at start so the Web UI can filter the plan before a worker has picked it up.
-        typedSearchAttributes: planSearchAttributes(queued),
+        typedSearchAttributes: startSearchAttributes(queued),
       }),
     );
   }

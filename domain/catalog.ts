@@ -6,8 +6,12 @@
 import { z } from 'zod';
 import { ARGUMENT_KEY_PATTERN, defaultExecutionPolicy, noActorRefs } from './plan';
 import { AUTOMATION_LEVELS } from './lifecycle';
+import { ON_TIMEOUT_CHOICES } from './gates';
 import {
+  MAX_APPROVERS,
   actorRefsSchema,
+  approverSchema,
+  checkApprovalPolicy,
   executionPolicySchema,
   namespacedNameSchema,
   profileThresholdsSchema,
@@ -73,16 +77,23 @@ export type Project = z.infer<typeof projectSchema>;
 /** Automatic retries of a failed Execute step when no profile says otherwise (a plan without a profile too). */
 export const DEFAULT_MAX_AUTO_RETRIES = 2;
 
-export const automationProfileSchema = z.object({
-  name: namespacedNameSchema,
-  description: z.string().default(''),
-  automationLevel: z.enum(AUTOMATION_LEVELS),
-  minDecisionConfidence: profileThresholdsSchema.shape.minDecisionConfidence.default(0.8),
-  maxAutoRetries: profileThresholdsSchema.shape.maxAutoRetries.default(DEFAULT_MAX_AUTO_RETRIES),
-  approvalTimeoutSeconds: profileThresholdsSchema.shape.approvalTimeoutSeconds.default(null),
-  maxSubplanDepth: z.number().int().min(0).max(MAX_SUBPLAN_DEPTH_LIMIT).default(MAX_SUBPLAN_DEPTH),
-});
+export const automationProfileSchema = z
+  .object({
+    name: namespacedNameSchema,
+    description: z.string().default(''),
+    automationLevel: z.enum(AUTOMATION_LEVELS),
+    minDecisionConfidence: profileThresholdsSchema.shape.minDecisionConfidence.default(0.8),
+    maxAutoRetries: profileThresholdsSchema.shape.maxAutoRetries.default(DEFAULT_MAX_AUTO_RETRIES),
+    approvalTimeoutSeconds: profileThresholdsSchema.shape.approvalTimeoutSeconds.default(null),
+    maxSubplanDepth: z.number().int().min(0).max(MAX_SUBPLAN_DEPTH_LIMIT).default(MAX_SUBPLAN_DEPTH),
+    onTimeout: z.enum(ON_TIMEOUT_CHOICES).default('cancel'),
+    approvers: z.array(approverSchema).max(MAX_APPROVERS).default([]),
+    requiredApprovals: z.number().int().min(1).max(MAX_APPROVERS).default(1),
+  })
+  .superRefine(checkApprovalPolicy);
 export type AutomationProfile = z.infer<typeof automationProfileSchema>;
+/** A profile as written: the fields with defaults may be left out. */
+export type AutomationProfileInput = z.input<typeof automationProfileSchema>;
 
 /** Stored objects carry their timestamps; the domain objects above do not need them. */
 export interface Stored<T> {
@@ -105,5 +116,10 @@ export function profileSnapshot(profile: AutomationProfile): ProfileSnapshot {
     maxAutoRetries: profile.maxAutoRetries,
     approvalTimeoutSeconds: profile.approvalTimeoutSeconds,
     maxSubplanDepth: profile.maxSubplanDepth,
+    // Only a profile that sets them freezes the gate policy's fields: a snapshot without them means the defaults,
+    // and plans under older profiles keep the snapshot (and the workflow input) they always had.
+    ...(profile.onTimeout === 'cancel' ? {} : { onTimeout: profile.onTimeout }),
+    ...(profile.approvers.length === 0 ? {} : { approvers: [...profile.approvers] }),
+    ...(profile.requiredApprovals === 1 ? {} : { requiredApprovals: profile.requiredApprovals }),
   };
 }

@@ -2,6 +2,7 @@
  * The plan as the workflow, the client and the CLI see it. No runtime dependencies: the workflow bundle imports
  * this module, so validation schemas live in ./schemas.
  */
+import type { GateView, PauseView } from './gates';
 import type { AutomationLevel, Phase, ProcessingState } from './lifecycle';
 import type {
   ActorRefs,
@@ -34,6 +35,15 @@ export const PLAN_EVENT_TYPES = [
   'INVARIANT_VIOLATED',
   'PLAN_APPLIED',
   'PLAN_CANCELLED',
+  /** A person's command the plan refused (an advance out of turn, an outsider's approval…): who, what and why. */
+  'COMMAND_REFUSED',
+  /** One approval of several a gate's policy asks for; the gate stays open until the last. */
+  'APPROVAL_RECORDED',
+  /** A gate waited longer than its profile's approval timeout and the profile says to remind, not cancel. */
+  'APPROVAL_REMINDER',
+  'PLAN_PAUSED',
+  'PLAN_RESUMED',
+  'AUTOMATION_CHANGED',
 ] as const;
 export type PlanEventType = (typeof PLAN_EVENT_TYPES)[number];
 
@@ -41,7 +51,15 @@ export type PlanEventType = (typeof PLAN_EVENT_TYPES)[number];
  * Events that record something about a plan without moving it (a correction can be made at a gate): whether the
  * plan waits for a person is read from the newest event that is not one of these.
  */
-export const STATE_NEUTRAL_EVENT_TYPES: readonly PlanEventType[] = ['DECISION_CORRECTED'];
+export const STATE_NEUTRAL_EVENT_TYPES: readonly PlanEventType[] = [
+  'DECISION_CORRECTED',
+  'COMMAND_REFUSED',
+  'APPROVAL_RECORDED',
+  'APPROVAL_REMINDER',
+  'PLAN_PAUSED',
+  'PLAN_RESUMED',
+  'AUTOMATION_CHANGED',
+];
 
 /** The name the engine itself goes by: the actor of the decisions it records, and who recorded its own events. */
 export const WORKFLOW_ACTOR = 'workflow';
@@ -113,6 +131,10 @@ export interface PlanSnapshot extends PlanFields {
    * commands, for the person approving to see first. Empty otherwise (and absent from plans started before it).
    */
   commandsForReview?: string[];
+  /** The open gate: who approved, how many more must, its expiry, a decision too unsure to pass (ADR 0019). */
+  gate?: GateView | null;
+  /** Set while a person holds the plan before its next phase (`plan pause`). */
+  paused?: PauseView | null;
   decisionCount: number;
 }
 

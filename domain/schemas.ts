@@ -6,6 +6,7 @@ import { ARGUMENT_KEY_PATTERN, defaultExecutionPolicy, noActorRefs } from './pla
 import { stepSchema } from './steps';
 import { invariantRuleSchema } from './invariant-rule';
 import { MAX_SUBPLAN_DEPTH_LIMIT } from './subplans';
+import { ON_TIMEOUT_CHOICES } from './gates';
 
 /** `namespace/name`, e.g. `local/code-review`. */
 const NAMESPACED = /^[a-z0-9][a-z0-9_-]*\/[a-z0-9][a-z0-9._-]*$/;
@@ -87,6 +88,23 @@ export const executionPolicySchema = z.strictObject({
 });
 export type ExecutionPolicy = z.infer<typeof executionPolicySchema>;
 
+/** The most people one gate can ask: enough for any review board, small enough to show in a line. */
+export const MAX_APPROVERS = 20;
+
+/**
+ * An approver's name, as `--by` (or the CLI's user) says it: one word people and the inbox's `--as` type alike, so
+ * no spaces, commas or control characters can make two names look the same.
+ */
+export const approverSchema = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(64)
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.@+-]*$/,
+    'must be letters, digits, _ . @ + and -, starting with a letter or digit',
+  );
+
 /** An automation profile's thresholds and their limits: the profile (domain/catalog.ts) adds its defaults. */
 export const profileThresholdsSchema = z.object({
   /** A decision below this confidence stops automatic advance and waits for a person. */
@@ -100,14 +118,45 @@ export const profileThresholdsSchema = z.object({
    * subplans: those plans get the default, MAX_SUBPLAN_DEPTH.
    */
   maxSubplanDepth: z.number().int().min(0).max(MAX_SUBPLAN_DEPTH_LIMIT).optional(),
+  /**
+   * What an expired gate does: cancel the plan (approval_expired) or record a reminder and keep waiting. Absent
+   * from snapshots frozen before gates expired: cancel.
+   */
+  onTimeout: z.enum(ON_TIMEOUT_CHOICES).optional(),
+  /** Who may approve a gate; absent or empty: anyone. */
+  approvers: z.array(approverSchema).max(MAX_APPROVERS).optional(),
+  /** How many distinct approvers a gate needs; absent: 1. */
+  requiredApprovals: z.number().int().min(1).max(MAX_APPROVERS).optional(),
 });
 
 /** The thresholds of an automation profile, frozen into a plan at creation (`effective_profile_snapshot`). */
-export const profileSnapshotSchema = z.object({
-  name: namespacedNameSchema,
-  automationLevel: z.enum(AUTOMATION_LEVELS),
-  ...profileThresholdsSchema.shape,
-});
+export const profileSnapshotSchema = z
+  .object({
+    name: namespacedNameSchema,
+    automationLevel: z.enum(AUTOMATION_LEVELS),
+    ...profileThresholdsSchema.shape,
+  })
+  .superRefine(checkApprovalPolicy);
+
+/** A policy that could never be met, or lists a person twice, is refused where it is written. */
+export function checkApprovalPolicy(
+  policy: { approvers?: string[] | undefined; requiredApprovals?: number | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  const approvers = policy.approvers ?? [];
+  const twice = approvers.find((a, i) => approvers.indexOf(a) !== i);
+  if (twice !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['approvers'], message: `${twice} is listed twice` });
+  }
+  const required = policy.requiredApprovals ?? 1;
+  if (approvers.length > 0 && required > approvers.length) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['requiredApprovals'],
+      message: `${required} approvals can never come from ${approvers.length} approver(s)`,
+    });
+  }
+}
 export type ProfileSnapshot = z.infer<typeof profileSnapshotSchema>;
 
 const argumentValueSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);

@@ -336,7 +336,11 @@ export async function ensureSearchAttributes(
       const existing = customAttributes ?? {};
       const missing: Record<string, number> = {};
       for (const { name, type } of SEARCH_ATTRIBUTE_DEFINITIONS) {
-        const wanted = encodeSearchAttributeIndexedValueType(type.toUpperCase() as Uppercase<typeof type>);
+        const wanted = encodeSearchAttributeIndexedValueType(
+          (type === 'KeywordList' ? 'KEYWORD_LIST' : type.toUpperCase()) as Parameters<
+            typeof encodeSearchAttributeIndexedValueType
+          >[0],
+        );
         if (wanted === undefined) throw new DevServerError(`unknown search attribute type ${type}`);
         const have = existing[name];
         if (have === undefined) missing[name] = wanted;

@@ -95,7 +95,8 @@ export function createCatalogStore(prisma: PrismaClient, options: CatalogStoreOp
       return key !== null && (await prisma.project.deleteMany({ where: { name: key } })).count > 0;
     },
 
-    putProfile(profile) {
+    putProfile(input) {
+      const profile = automationProfileSchema.parse(input);
       const where = { name: profile.name };
       const columns = {
         name: profile.name,
@@ -105,6 +106,9 @@ export function createCatalogStore(prisma: PrismaClient, options: CatalogStoreOp
         maxAutoRetries: profile.maxAutoRetries,
         approvalTimeoutSeconds: profile.approvalTimeoutSeconds,
         maxSubplanDepth: profile.maxSubplanDepth,
+        onTimeout: profile.onTimeout,
+        approvers: profile.approvers,
+        requiredApprovals: profile.requiredApprovals,
       };
       return put(
         async (tx) => (await tx.automationProfile.count({ where })) > 0,
@@ -203,6 +207,9 @@ function toStoredProfile(row: AutomationProfileRow): Stored<AutomationProfile> {
       maxAutoRetries: row.maxAutoRetries,
       approvalTimeoutSeconds: row.approvalTimeoutSeconds,
       maxSubplanDepth: row.maxSubplanDepth,
+      onTimeout: row.onTimeout,
+      approvers: row.approvers ?? [],
+      requiredApprovals: row.requiredApprovals,
     }),
     builtIn: false,
     ...timestamps(row),

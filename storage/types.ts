@@ -2,7 +2,7 @@
  * What storage gives back: plain records in the domain's words, never Prisma types, so callers (activities,
  * CLI, tests) do not depend on the ORM.
  */
-import type { Action, AutomationProfile, Project, Stored } from '../domain/catalog';
+import type { Action, AutomationProfile, AutomationProfileInput, Project, Stored } from '../domain/catalog';
 import type { ApplyStatistics } from '../domain/changeset';
 import type { DecisionDraft, DecisionFields } from '../domain/decision';
 import type { DecisionTree, DecisionTreeOptions } from '../domain/decision-tree';
@@ -204,7 +204,8 @@ export interface CatalogStore {
   listProjects(): Promise<Stored<Project>[]>;
   removeProject(name: string): Promise<boolean>;
 
-  putProfile(profile: AutomationProfile): Promise<boolean>;
+  /** Validated (and its defaults filled) on the way in. */
+  putProfile(profile: AutomationProfileInput): Promise<boolean>;
   getProfile(name: string): Promise<Stored<AutomationProfile> | null>;
   listProfiles(): Promise<Stored<AutomationProfile>[]>;
   removeProfile(name: string): Promise<boolean>;

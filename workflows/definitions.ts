@@ -5,8 +5,9 @@
 // @temporalio/common is the workflow SDK's own deterministic base; the workflow package does not re-export
 // defineSearchAttributeKey, so this one import comes from there.
 import { defineSearchAttributeKey } from '@temporalio/common';
-import type { SearchAttributePair } from '@temporalio/common';
+import type { SearchAttributePair, SearchAttributeUpdatePair } from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { pendingApprovers, waitingFor, waitingSince } from '../domain/gates';
 import type { Phase, ProcessingState } from '../domain/lifecycle';
 import type { CorrectionSituation, RerunPhase, RerunTracking } from '../domain/correction';
 import type { CorrectionIds } from '../domain/decision';
@@ -181,17 +182,38 @@ export const PlanAutomationKey = defineSearchAttributeKey('PlanAutomation', 'KEY
 export const PlanAwaitingInputKey = defineSearchAttributeKey('PlanAwaitingInput', 'BOOL');
 /** The root plan's id, the same for a plan and all its subplans: `PlanRoot = "<id>"` finds a whole family. */
 export const PlanRootKey = defineSearchAttributeKey('PlanRoot', 'KEYWORD');
+/** Since when the plan waits for a person (a gate, ERRORED, paused); absent while it waits for nobody. */
+export const PlanWaitingSinceKey = defineSearchAttributeKey('PlanWaitingSince', 'DATETIME');
+/** Who may still approve the open gate under an approval policy; absent: anyone (or no gate). */
+export const PlanApproversKey = defineSearchAttributeKey('PlanApprovers', 'KEYWORD_LIST');
+/** What the plan needs from a person, in words (domain/gates.ts waitingFor); absent while it needs nothing. */
+export const PlanNeedsKey = defineSearchAttributeKey('PlanNeeds', 'TEXT');
 
 /**
- * The search attributes a plan shows in this state. The one list both the start (the plan as queued) and every
- * later upsert use, so a new attribute cannot be set at start and forgotten afterwards.
+ * The search attributes a plan shows in this state; null removes one (a plan that stopped waiting). The one list
+ * both the start (the plan as queued) and every later upsert use, so a new attribute cannot be set at start and
+ * forgotten afterwards.
  */
 export function planSearchAttributes(
   plan: Pick<
     PlanSnapshot,
-    'planId' | 'rootPlanId' | 'phase' | 'state' | 'actionName' | 'automationLevel' | 'awaitingApproval'
+    | 'planId'
+    | 'rootPlanId'
+    | 'phase'
+    | 'state'
+    | 'actionName'
+    | 'automationLevel'
+    | 'awaitingApproval'
+    | 'error'
+    | 'updatedAt'
+    | 'gate'
+    | 'paused'
   >,
-): SearchAttributePair[] {
+): SearchAttributeUpdatePair[] {
+  const since = waitingSince(plan);
+  const needs = waitingFor(plan);
+  const gate = plan.awaitingApproval ? (plan.gate ?? null) : null;
+  const approvers = gate === null ? [] : pendingApprovers(gate);
   return [
     { key: PlanPhaseKey, value: plan.phase },
     { key: PlanStateKey, value: plan.state },
@@ -199,17 +221,33 @@ export function planSearchAttributes(
     { key: PlanAutomationKey, value: plan.automationLevel },
     { key: PlanAwaitingInputKey, value: plan.awaitingApproval },
     { key: PlanRootKey, value: plan.rootPlanId ?? plan.planId },
+    { key: PlanWaitingSinceKey, value: since === null ? null : new Date(since) },
+    { key: PlanApproversKey, value: approvers.length === 0 ? null : approvers },
+    { key: PlanNeedsKey, value: needs },
   ];
 }
 
+/** The attributes a plan starts with: those it has (a start cannot remove one). */
+export function startSearchAttributes(
+  plan: Parameters<typeof planSearchAttributes>[0],
+): SearchAttributePair[] {
+  return planSearchAttributes(plan).filter((pair): pair is SearchAttributePair => pair.value !== null);
+}
+
 /** `--search-attribute` arguments for `temporal server start-dev`, derived from the keys above. */
-export const SEARCH_ATTRIBUTE_DEFINITIONS: ReadonlyArray<{ name: string; type: 'Keyword' | 'Bool' }> = [
+export const SEARCH_ATTRIBUTE_DEFINITIONS: ReadonlyArray<{
+  name: string;
+  type: 'Keyword' | 'Bool' | 'Datetime' | 'KeywordList' | 'Text';
+}> = [
   { name: PlanPhaseKey.name, type: 'Keyword' },
   { name: PlanStateKey.name, type: 'Keyword' },
   { name: PlanActionKey.name, type: 'Keyword' },
   { name: PlanAutomationKey.name, type: 'Keyword' },
   { name: PlanAwaitingInputKey.name, type: 'Bool' },
   { name: PlanRootKey.name, type: 'Keyword' },
+  { name: PlanWaitingSinceKey.name, type: 'Datetime' },
+  { name: PlanApproversKey.name, type: 'KeywordList' },
+  { name: PlanNeedsKey.name, type: 'Text' },
 ];
 
 /** The memo key holding the plan's human name, shown in the Web UI. */

@@ -26,7 +26,7 @@ import { initialSnapshot, WORKFLOW_ACTOR } from '../domain/plan';
 import type { PlanSpec } from '../domain/plan';
 import { childPlanId, childRequests, splitStrategySteps } from '../domain/subplans';
 import type { SpawnStep } from '../domain/subplans';
-import { PLAN_NAME_MEMO, planSearchAttributes } from './definitions';
+import { PLAN_NAME_MEMO, startSearchAttributes } from './definitions';
 import type { ChildPlanRun } from './definitions';
 import type { PlanRun, PhaseWork } from './plan-run';
 import { now } from './plan-run';
@@ -214,7 +214,7 @@ async function runChild(spec: PlanSpec, record: ChildPlanRun): Promise<void> {
       args: [spec],
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       memo: { [PLAN_NAME_MEMO]: spec.name },
-      typedSearchAttributes: planSearchAttributes(initialSnapshot(spec, workflowId)),
+      typedSearchAttributes: startSearchAttributes(initialSnapshot(spec, workflowId)),
     });
     await handle.result();
     record.outcome = 'applied';
