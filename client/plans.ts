@@ -30,15 +30,21 @@ import {
   correctDecisionUpdate,
   correctionSituationQuery,
   getPlanQuery,
-  startSearchAttributes,
+  pausePlanUpdate,
+  resumePlanUpdate,
   retryPhaseUpdate,
+  setAutomationUpdate,
+  startSearchAttributes,
 } from '../workflows/definitions';
+import { planSummary } from '../domain/gates';
 import type {
   AdvancePlanRequest,
   AmendPlanRequest,
   CorrectDecisionRequest,
   CorrectDecisionResult,
+  HoldPlanRequest,
   RetryPhaseRequest,
+  SetAutomationRequest,
 } from '../workflows/definitions';
 import type { ClientConfig } from './config';
 import type * as ClientTracing from './tracing';
@@ -174,6 +180,8 @@ export class PlanClient {
         },
         // Set at start so the Web UI can filter the plan before a worker has picked it up.
         typedSearchAttributes: startSearchAttributes(queued),
+        // What the plan is, on the Web UI's workflow list without opening its input.
+        staticSummary: planSummary(spec),
       }),
     );
   }
@@ -346,6 +354,35 @@ export class PlanClient {
       'amend',
       (handle) => handle.executeUpdate(amendPlanUpdate, { args: [request] }),
       'plan.amend',
+    );
+  }
+
+  /** Holds the plan before its next phase; returns once the pause is recorded. */
+  async pause(idInput: string, request: HoldPlanRequest): Promise<PlanSnapshot> {
+    return this.command(
+      idInput,
+      'pause',
+      (handle) => handle.executeUpdate(pausePlanUpdate, { args: [request] }),
+      'plan.pause',
+    );
+  }
+
+  async resume(idInput: string, request: HoldPlanRequest): Promise<PlanSnapshot> {
+    return this.command(
+      idInput,
+      'resume',
+      (handle) => handle.executeUpdate(resumePlanUpdate, { args: [request] }),
+      'plan.resume',
+    );
+  }
+
+  /** The level the plan's next gates follow; a gate already open stays open. */
+  async setAutomation(idInput: string, request: SetAutomationRequest): Promise<PlanSnapshot> {
+    return this.command(
+      idInput,
+      'change the automation level of',
+      (handle) => handle.executeUpdate(setAutomationUpdate, { args: [request] }),
+      'plan.set-automation',
     );
   }
 

@@ -25,6 +25,8 @@ export const ERROR_TYPES = {
   StorageUnavailable: 'StorageUnavailable',
   /** A child plan ended without reaching APPLIED and its step says `on_child_failure: fail`. */
   SubplanFailed: 'SubplanFailed',
+  /** Nobody approved a gate within its profile's approval timeout, and the profile says to cancel (ADR 0019). */
+  ApprovalExpired: 'ApprovalExpired',
 } as const;
 export type ErrorType = (typeof ERROR_TYPES)[keyof typeof ERROR_TYPES];
 

@@ -224,3 +224,94 @@ function firstLine(text: string): string {
   const line = text.split('\n', 1)[0] ?? '';
   return line.length > 160 ? `${line.slice(0, 157)}...` : line;
 }
+
+/** The plan fields the pause, resume and level checks read. */
+export interface HoldCheck {
+  phase: Phase;
+  state: string;
+  automationLevel: AutomationLevel;
+  paused?: PauseView | null;
+}
+
+function finished(plan: HoldCheck): boolean {
+  return plan.phase === 'APPLIED' || plan.state === 'CANCELLED';
+}
+
+/** `plan pause`: anyone may hold a plan that has not finished (holding is the cautious side), once. */
+export function canPause(plan: HoldCheck): Verdict {
+  if (finished(plan))
+    return { ok: false, reason: `the plan has finished (${plan.phase}, ${plan.state}); nothing to pause` };
+  if (plan.paused !== undefined && plan.paused !== null) {
+    return { ok: false, reason: `the plan is already paused by ${plan.paused.by}` };
+  }
+  return { ok: true };
+}
+
+export function canResume(plan: HoldCheck): Verdict {
+  if (finished(plan))
+    return { ok: false, reason: `the plan has finished (${plan.phase}, ${plan.state}); nothing to resume` };
+  if (plan.paused === undefined || plan.paused === null)
+    return { ok: false, reason: 'the plan is not paused' };
+  return { ok: true };
+}
+
+/**
+ * `plan set-automation`: a level is a plan's own choice until it has finished; where its profile names approvers,
+ * only they may change it, since anyone else could otherwise switch to full automation and pass every gate the
+ * approvers guard. Moving to the same level is refused as a no-op a person would want to hear about.
+ */
+export function canSetAutomation(
+  plan: HoldCheck,
+  level: AutomationLevel,
+  by: string,
+  policy: Pick<GatePolicy, 'approvers'>,
+): Verdict {
+  if (finished(plan)) {
+    return {
+      ok: false,
+      reason: `the plan has finished (${plan.phase}, ${plan.state}); its level can no longer change`,
+    };
+  }
+  if (plan.automationLevel === level) return { ok: false, reason: `the plan already runs under ${level}` };
+  if (policy.approvers.length > 0 && !policy.approvers.includes(by)) {
+    return {
+      ok: false,
+      reason: `${by} may not change the automation level: only the approvers may (${policy.approvers.join(', ')})`,
+    };
+  }
+  return { ok: true };
+}
+
+/** The plan fields its one-line summary reads. */
+export interface SummarisedPlan {
+  name: string;
+  actionName: string;
+  projects: readonly { projectName: string }[];
+}
+
+/**
+ * What a plan is, in one line: the Web UI's summary of its workflow (set at start) and the first half of its
+ * current details. "fix-login: local/example on acme/api".
+ */
+export function planSummary(plan: SummarisedPlan): string {
+  const projects = plan.projects.map((p) => p.projectName);
+  const shown =
+    projects.length > 3
+      ? `${projects.slice(0, 3).join(', ')} and ${projects.length - 3} more`
+      : projects.join(', ');
+  return `${plan.name}: ${plan.actionName} on ${shown}`;
+}
+
+/**
+ * The Web UI's current details of a plan workflow (markdown): what it is and what it waits for, e.g. "fix-login:
+ * local/example on acme/api — waiting at EXECUTE→APPLY for 1 more approval (bob or carol)".
+ */
+export function currentDetails(
+  plan: SummarisedPlan & WaitingPlan & { automationLevel: AutomationLevel },
+): string {
+  const finished = plan.phase === 'APPLIED' || plan.state === 'CANCELLED';
+  const status = finished
+    ? `${plan.phase}, ${plan.state}${plan.error === null ? '' : ` (${plan.error.type})`}`
+    : (waitingFor(plan) ?? `${plan.phase} ${plan.state}, ${plan.automationLevel}`);
+  return `${planSummary(plan)} — ${status}`;
+}

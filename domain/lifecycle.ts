@@ -22,6 +22,10 @@ export interface PhaseStatus {
 
 export type Verdict = { ok: true } | { ok: false; reason: string };
 
+export function isAutomationLevel(value: unknown): value is AutomationLevel {
+  return typeof value === 'string' && (AUTOMATION_LEVELS as readonly string[]).includes(value);
+}
+
 export function isPhase(value: string): value is Phase {
   return (PHASES as readonly string[]).includes(value);
 }

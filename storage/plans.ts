@@ -24,6 +24,7 @@ import { PLAN_EVENT_TYPES, STATE_NEUTRAL_EVENT_TYPES } from '../domain/plan';
 import type { ApplyStatistics } from '../domain/changeset';
 import type { PlanError, PlanSpec } from '../domain/plan';
 import { inChunks } from './chunks';
+import type { GateView, PauseView } from '../domain/gates';
 import { insertDecisions, seqsNamedBy, toDecisionRecord } from './decisions';
 import { PlanConflictError, PlanNotFoundError } from './errors';
 import { Prisma } from './generated/prisma/client';
@@ -88,6 +89,11 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
         state: input.state,
         ...errorColumns(input.error),
         updatedAt: at,
+        ...(input.gate === undefined ? {} : { gateStatus: input.gate === null ? null : JSON.stringify(input.gate) }),
+        ...(input.paused === undefined
+          ? {}
+          : { paused: input.paused === null ? null : JSON.stringify(input.paused) }),
+        ...(input.automationLevel === undefined ? {} : { automationLevel: input.automationLevel }),
       };
       return prisma.$transaction(async (tx) => {
         // One statement takes the write lock, moves the plan row when this event is new and the newest (a late
@@ -473,6 +479,8 @@ function toPlanRecord(row: PlanRow): PlanRecord {
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     applyStatistics: toApplyStatistics(row),
+    gate: row.gateStatus === null ? null : (JSON.parse(row.gateStatus) as GateView),
+    paused: row.paused === null ? null : (JSON.parse(row.paused) as PauseView),
   };
 }
 

@@ -24,6 +24,10 @@ export interface PlanStateColumns {
   errorDetails: string | null;
   errorAt: Date | null;
   updatedAt: Date;
+  /** JSON text; undefined: the column keeps its value. */
+  gateStatus?: string | null;
+  paused?: string | null;
+  automationLevel?: string;
 }
 
 const STATE_COLUMNS: Record<keyof PlanStateColumns, string> = {
@@ -34,6 +38,9 @@ const STATE_COLUMNS: Record<keyof PlanStateColumns, string> = {
   errorDetails: 'error_details',
   errorAt: 'error_at',
   updatedAt: 'updated_at',
+  gateStatus: 'gate_status',
+  paused: 'paused',
+  automationLevel: 'automation_level',
 };
 
 /** What recordPlanState needs to know before it writes the rest. */
@@ -74,7 +81,10 @@ export async function lockAndAdvancePlan(
 ): Promise<PlanForRecording | null> {
   const isNewest = Prisma.sql`NOT EXISTS (SELECT 1 FROM plan_events e
     WHERE e.plan_id = plans.plan_id AND e.sequence_number >= ${eventSeq})`;
-  const sets = (Object.keys(STATE_COLUMNS) as (keyof PlanStateColumns)[]).map((field) => {
+  const fields = (Object.keys(STATE_COLUMNS) as (keyof PlanStateColumns)[]).filter(
+    (field) => columns[field] !== undefined,
+  );
+  const sets = fields.map((field) => {
     // Column names come from STATE_COLUMNS, never from input.
     const column = Prisma.raw(STATE_COLUMNS[field]);
     return Prisma.sql`${column} = CASE WHEN ${isNewest} THEN ${columns[field]} ELSE ${column} END`;

@@ -6,8 +6,9 @@ import type { Action, AutomationProfile, AutomationProfileInput, Project, Stored
 import type { ApplyStatistics } from '../domain/changeset';
 import type { DecisionDraft, DecisionFields } from '../domain/decision';
 import type { DecisionTree, DecisionTreeOptions } from '../domain/decision-tree';
-import type { Phase, ProcessingState } from '../domain/lifecycle';
+import type { AutomationLevel, Phase, ProcessingState } from '../domain/lifecycle';
 import type { PlanError, PlanEventType, PlanFields, PlanSpec } from '../domain/plan';
+import type { GateView, PauseView } from '../domain/gates';
 
 /** A decision with the sequence number the workflow allocated for it. */
 export interface DecisionWrite {
@@ -40,6 +41,13 @@ export interface PlanStateWrite {
    * gets `superseded_by` = the decision at `bySeq`, which is in this change's decisions or already recorded.
    */
   supersede?: { decisionIds: string[]; bySeq: number };
+  /**
+   * The gate, the pause and the automation level as of this change (ADR 0019), following the newest event like
+   * the state does. Left out (writes from before gates had them): the row keeps what it has.
+   */
+  gate?: GateView | null;
+  paused?: PauseView | null;
+  automationLevel?: AutomationLevel;
 }
 
 export interface PlanStateWritten {
@@ -52,7 +60,13 @@ export interface PlanStateWritten {
  * the apply activity and never travel through the workflow (its live snapshot does not have them): null until
  * Apply has written the changeset.
  */
-export type PlanRecord = PlanFields & { applyStatistics: ApplyStatistics | null };
+export type PlanRecord = PlanFields & {
+  applyStatistics: ApplyStatistics | null;
+  /** The open gate as its newest event left it (ADR 0019); null when no gate is open. */
+  gate: GateView | null;
+  /** Who holds the plan before its next phase; null: nobody. */
+  paused: PauseView | null;
+};
 
 export interface PlanEventRecord {
   planId: string;

@@ -6,9 +6,10 @@
 // defineSearchAttributeKey, so this one import comes from there.
 import { defineSearchAttributeKey } from '@temporalio/common';
 import type { SearchAttributePair, SearchAttributeUpdatePair } from '@temporalio/common';
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { pendingApprovers, waitingFor, waitingSince } from '../domain/gates';
-import type { Phase, ProcessingState } from '../domain/lifecycle';
+import type { LowConfidenceDecision } from '../domain/gates';
+import type { AutomationLevel, Phase, ProcessingState } from '../domain/lifecycle';
 import type { CorrectionSituation, RerunPhase, RerunTracking } from '../domain/correction';
 import type { CorrectionIds } from '../domain/decision';
 import { TASK_QUEUE } from '../domain/ids';
@@ -67,6 +68,11 @@ export interface PlanWorkflowState {
    * Absent in state carried over from an engine without subplans.
    */
   children?: ChildPlanRun[];
+  /**
+   * The least confident decision of the phase that completed last, when below the profile's minimum: the next
+   * transition then waits for a person even under review or full automation. Absent: none (or an older engine).
+   */
+  lowConfidence?: LowConfidenceDecision | null;
 }
 
 /**
@@ -166,7 +172,34 @@ export interface AmendPlanRequest {
 /** Longer instructions belong in a context file (`plan context add`). */
 export const MAX_AMENDMENT_CHARS = 20_000;
 
+/** `plan pause`, `plan resume`: a person holds the plan before its next phase, and lets it go on. */
+export interface HoldPlanRequest {
+  by: string;
+  reason?: string;
+}
+
+/** `plan set-automation`: the level the plan's next gates follow. */
+export interface SetAutomationRequest {
+  by: string;
+  automationLevel: AutomationLevel;
+  reason?: string;
+}
+
+/**
+ * The Web UI's "Send signal" (name `approve`, input `{"by": "alice", "reason": "…"}`): the same approval as
+ * `plan advance`, judged by the same rules. A signal cannot be refused to its sender, so a refusal is logged as the
+ * plan's COMMAND_REFUSED event and never fails the workflow.
+ */
+export interface ApprovePlanSignal {
+  by: string;
+  reason?: string;
+}
+
 export const advancePlanUpdate = defineUpdate<PlanSnapshot, [AdvancePlanRequest]>('advancePlan');
+export const pausePlanUpdate = defineUpdate<PlanSnapshot, [HoldPlanRequest]>('pausePlan');
+export const resumePlanUpdate = defineUpdate<PlanSnapshot, [HoldPlanRequest]>('resumePlan');
+export const setAutomationUpdate = defineUpdate<PlanSnapshot, [SetAutomationRequest]>('setAutomation');
+export const approveSignal = defineSignal<[ApprovePlanSignal]>('approve');
 export const retryPhaseUpdate = defineUpdate<PlanSnapshot, [RetryPhaseRequest]>('retryPhase');
 export const correctDecisionUpdate = defineUpdate<CorrectionIds, [CorrectDecisionRequest]>('correctDecision');
 export const amendPlanUpdate = defineUpdate<PlanSnapshot, [AmendPlanRequest]>('amendPlan');

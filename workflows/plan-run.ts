@@ -16,6 +16,7 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -28,15 +29,31 @@ import type { DecisionDraft } from '../domain/decision';
 import type { Step } from '../domain/steps';
 import { userInterventionDraft } from '../domain/decision';
 import { ERROR_TYPES, NON_RETRYABLE_ERROR_TYPES } from '../domain/errors';
-import type { Phase, ProcessingState, WorkPhase } from '../domain/lifecycle';
+import type { AutomationLevel, Phase, ProcessingState, Verdict, WorkPhase } from '../domain/lifecycle';
 import {
   canAdvance,
   canRetry,
   canTransition,
   checkReviewedChangeset,
   gateMessage,
-  requiresApproval,
+  isAutomationLevel,
 } from '../domain/lifecycle';
+import {
+  APPROVAL_EXPIRED,
+  approvalsLeft,
+  canApprove,
+  canPause,
+  canResume,
+  canSetAutomation,
+  currentDetails,
+  expiryOf,
+  gateNeeds,
+  gatePolicy,
+  gateReason,
+  lowestConfidence,
+  waitingFor,
+} from '../domain/gates';
+import type { ConfidenceCandidate, GatePolicy, GateView, PauseView } from '../domain/gates';
 import { WORKFLOW_ACTOR, initialSnapshot, withInputDefaults } from '../domain/plan';
 import type { PlanError, PlanSnapshot, PlanSpec } from '../domain/plan';
 import {
@@ -47,10 +64,14 @@ import {
   correctDecisionUpdate,
   correctionSituationQuery,
   getPlanQuery,
+  pausePlanUpdate,
   planSearchAttributes,
+  resumePlanUpdate,
   retryPhaseUpdate,
+  setAutomationUpdate,
 } from './definitions';
 import type {
+  AdvancePlanRequest,
   PendingRevision,
   PlanWorkflowInput,
   PlanWorkflowResult,
@@ -104,6 +125,24 @@ export const ROOT_SEQ = 0;
  */
 export const CORRECTION_RERUN_PATCH = 'correction-reruns';
 
+/**
+ * Marks plans whose gates expire (ADR 0019): asked only at a gate whose profile sets an approval timeout, so a plan
+ * recorded before expiry existed replays waiting without a timer, as it did.
+ */
+export const GATE_EXPIRY_PATCH = 'gate-expiry';
+
+/**
+ * Marks plans stopped at a gate only because a decision was below their profile's minimum confidence: asked only
+ * then, so plans that moved on unattended before confidence was enforced replay moving on.
+ */
+export const CONFIDENCE_GATE_PATCH = 'confidence-gates';
+
+/**
+ * Thrown when the plan ends at a gate that expired: its cancellation is recorded, and PlanRun.run turns this into
+ * the workflow's result (a plan cancelled by its own rules is not a failed workflow).
+ */
+class PlanExpired extends Error {}
+
 /** Runs a phase again at a gate (workflows/plan.ts) and says which commands the reopened gate shows for review. */
 export type Rerunner = (
   phase: RerunPhase,
@@ -140,6 +179,9 @@ interface Change {
   state?: ProcessingState;
   error?: PlanError | null;
   awaitingApproval?: boolean;
+  gate?: GateView | null;
+  paused?: PauseView | null;
+  automationLevel?: AutomationLevel;
 }
 
 /** What the change's event records besides the new state: who caused it, why, and the decisions taken with it. */
@@ -167,6 +209,10 @@ export class PlanRun {
   private readonly historyEventLimit: number;
   /** Null: this path runs nothing again (the legacy path), so its corrections are recorded only. */
   private rerunner: Rerunner | null = null;
+  /** What the plan's frozen profile says about its gates: who approves, how many, expiry, minimum confidence. */
+  readonly policy: GatePolicy;
+  /** A resume accepted and being recorded: a second one is refused meanwhile. */
+  private resuming = false;
 
   constructor(input: PlanWorkflowInput, options: { lean: boolean }) {
     this.lean = options.lean;
@@ -175,6 +221,7 @@ export class PlanRun {
     const spec = withInputDefaults(given);
     this.historyEventLimit = historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT;
     this.resumedGate = continuation?.gate ?? null;
+    this.policy = gatePolicy(spec.effectiveProfileSnapshot);
     if (continuation !== undefined) {
       this.state = { spec, ...continuation.state };
       return;
@@ -266,7 +313,8 @@ export class PlanRun {
       advancePlanUpdate,
       async (request) => {
         const from = state.plan.phase;
-        state.approval = request;
+        // One of several approvals a policy asks for returns once it is recorded; the gate stays open.
+        if (!(await this.approve(request))) return this.snapshot();
         // An invariant checked after the approval may stop the transition: the update then returns the ERRORED
         // plan, once that is recorded (the state opens to a retry a moment before its record is written).
         await condition(
@@ -280,15 +328,124 @@ export class PlanRun {
       {
         validator: (request) => {
           requireRequester(request.by);
-          // An approval already accepted but not yet acted on would otherwise let a second advance skip a gate.
-          const underWay = this.underWay();
-          const verdict =
-            underWay === null
-              ? canAdvance(state.plan, request.expectedPhase)
-              : { ok: false as const, reason: underWay };
+          const verdict = this.approvalVerdict(request);
           if (!verdict.ok) throw new Error(verdict.reason);
-          const reviewed = checkReviewedChangeset(state.plan, request.reviewedChangesetId);
-          if (!reviewed.ok) throw new Error(reviewed.reason);
+        },
+      },
+    );
+
+    setHandler(
+      pausePlanUpdate,
+      async (request) => {
+        // Held at once, before the record: a phase about to start must not slip past a pause already accepted.
+        const paused: PauseView = { by: request.by, reason: request.reason ?? null, at: now() };
+        state.plan.paused = paused;
+        await this.change(
+          'PLAN_PAUSED',
+          { paused },
+          {
+            recordedBy: request.by,
+            message: `paused by ${request.by}${request.reason === undefined ? '' : `: ${request.reason}`}`,
+            decisions: [
+              userInterventionDraft({
+                by: request.by,
+                question: 'Hold the plan before its next phase?',
+                chosenOption: 'Pause the plan',
+                alternatives: ['Let it go on'],
+                reason: request.reason,
+                phase: state.plan.phase,
+                parentSeq: ROOT_SEQ,
+              }),
+            ],
+          },
+        );
+        return this.snapshot();
+      },
+      {
+        validator: (request) => {
+          requireRequester(request.by);
+          const verdict = canPause(state.plan);
+          if (!verdict.ok) throw new Error(verdict.reason);
+        },
+      },
+    );
+
+    setHandler(
+      resumePlanUpdate,
+      async (request) => {
+        // Let go only once the resume is recorded (write first, show second); a second resume is refused meanwhile.
+        this.resuming = true;
+        try {
+          await this.change(
+            'PLAN_RESUMED',
+            { paused: null },
+            {
+              recordedBy: request.by,
+              message: `resumed by ${request.by}${request.reason === undefined ? '' : `: ${request.reason}`}`,
+              decisions: [
+                userInterventionDraft({
+                  by: request.by,
+                  question: 'Let the paused plan go on?',
+                  chosenOption: 'Resume the plan',
+                  alternatives: ['Keep it paused', 'Cancel the plan'],
+                  reason: request.reason,
+                  phase: state.plan.phase,
+                  parentSeq: ROOT_SEQ,
+                }),
+              ],
+            },
+          );
+        } finally {
+          this.resuming = false;
+        }
+        return this.snapshot();
+      },
+      {
+        validator: (request) => {
+          requireRequester(request.by);
+          const verdict = this.resuming
+            ? { ok: false as const, reason: 'a resume is already under way' }
+            : canResume(state.plan);
+          if (!verdict.ok) throw new Error(verdict.reason);
+        },
+      },
+    );
+
+    setHandler(
+      setAutomationUpdate,
+      async (request) => {
+        const before = state.plan.automationLevel;
+        await this.change(
+          'AUTOMATION_CHANGED',
+          { automationLevel: request.automationLevel },
+          {
+            recordedBy: request.by,
+            message:
+              `automation ${before} → ${request.automationLevel} by ${request.by}` +
+              `${request.reason === undefined ? '' : `: ${request.reason}`}`,
+            decisions: [
+              userInterventionDraft({
+                by: request.by,
+                question: 'Which automation level should the plan follow from now on?',
+                chosenOption: request.automationLevel,
+                alternatives: [before],
+                reason: request.reason,
+                phase: state.plan.phase,
+                parentSeq: ROOT_SEQ,
+              }),
+            ],
+          },
+        );
+        return this.snapshot();
+      },
+      {
+        validator: (request) => {
+          requireRequester(request.by);
+          if (!isAutomationLevel(request.automationLevel)) {
+            throw new Error(`unknown automation level ${String(request.automationLevel)}`);
+          }
+          const verdict = canSetAutomation(state.plan, request.automationLevel, request.by, this.policy);
+          if (!verdict.ok) throw new Error(verdict.reason);
         },
       },
     );
@@ -444,6 +601,67 @@ export class PlanRun {
   }
 
   /**
+   * Whether `request` may approve the open gate now: the lifecycle's rules (domain/lifecycle.ts canAdvance), the
+   * changeset its sender reviewed, a pause, and the gate's approval policy (domain/gates.ts canApprove). The update's
+   * validator and the Web UI's approve signal judge by this one function.
+   */
+  approvalVerdict(request: AdvancePlanRequest): Verdict {
+    const { plan } = this.state;
+    // An approval already accepted but not yet acted on would otherwise let a second advance skip a gate.
+    const underWay = this.underWay();
+    if (underWay !== null) return { ok: false, reason: underWay };
+    const advance = canAdvance(plan, request.expectedPhase);
+    if (!advance.ok) return advance;
+    if (plan.paused !== undefined && plan.paused !== null) {
+      return { ok: false, reason: `the plan is paused by ${plan.paused.by}; resume it first (plan resume)` };
+    }
+    const reviewed = checkReviewedChangeset(plan, request.reviewedChangesetId);
+    if (!reviewed.ok) return reviewed;
+    const gate = plan.gate ?? null;
+    return gate === null ? { ok: true } : canApprove(gate, request.by);
+  }
+
+  /**
+   * Takes an approval the verdict accepted. Under a policy of several approvals, each but the last is recorded
+   * (APPROVAL_RECORDED, a user_intervention with who and why) and the gate stays open: false. The last one is the
+   * gate's approval, which passGate records with the transition: true.
+   */
+  private async approve(request: AdvancePlanRequest): Promise<boolean> {
+    const { state } = this;
+    const gate = state.plan.gate ?? null;
+    if (gate !== null) {
+      // Counted at once, so the next approver's validator already sees it (and a repeat is refused).
+      gate.approvals.push({ by: request.by, reason: request.reason ?? null, at: now() });
+      if (approvalsLeft(gate) > 0) {
+        await this.change(
+          'APPROVAL_RECORDED',
+          { gate },
+          {
+            recordedBy: request.by,
+            message:
+              `${request.by} approved entering ${gate.to} (${gate.approvals.length} of ${gate.required}); ` +
+              `waiting for ${gateNeeds(gate)}`,
+            decisions: [
+              userInterventionDraft({
+                by: request.by,
+                question: `Approve entering ${gate.to}? (${gate.required} approvals needed)`,
+                chosenOption: `Approve entering ${gate.to} (${gate.approvals.length} of ${gate.required})`,
+                alternatives: [`Stay in ${state.plan.phase}`, 'Cancel the plan'],
+                reason: request.reason,
+                phase: state.plan.phase,
+                parentSeq: ROOT_SEQ,
+              }),
+            ],
+          },
+        );
+        return false;
+      }
+    }
+    state.approval = request;
+    return true;
+  }
+
+  /**
    * A corrected step in the strategy Execute will run: replaced by the correction's step, or dropped (`skip`, null).
    * The correction is then the decision the step comes from.
    */
@@ -467,8 +685,13 @@ export class PlanRun {
     tracking.stepDecisionIds = ids;
   }
 
+  /**
+   * Shows the plan's state where people look without opening its input: the search attributes (the inbox, `temporal
+   * workflow list`, the Web UI's filters) and the Web UI's current details. Neither is a command: replay is unaffected.
+   */
   publish(): void {
     upsertSearchAttributes(planSearchAttributes(this.state.plan));
+    setCurrentDetails(currentDetails(this.state.plan));
   }
 
   /**
@@ -488,6 +711,9 @@ export class PlanRun {
       state: update.state ?? plan.state,
       error: update.error === undefined ? plan.error : update.error,
       awaitingApproval: update.awaitingApproval ?? plan.awaitingApproval,
+      gate: update.gate === undefined ? (plan.gate ?? null) : update.gate,
+      paused: update.paused === undefined ? (plan.paused ?? null) : update.paused,
+      automationLevel: update.automationLevel ?? plan.automationLevel,
       updatedAt: now(),
     };
     const drafts = record.decisions ?? [];
@@ -504,6 +730,9 @@ export class PlanRun {
       error: next.error,
       decisions: drafts.map((draft, i) => ({ seq: first + i, draft })),
       ...(record.supersede === undefined ? {} : { supersede: record.supersede }),
+      gate: next.gate,
+      paused: next.paused,
+      automationLevel: next.automationLevel,
     };
     const { decisionIds } = await this.recordings.recordPlanState(input);
     state.recordedState = next.state;
@@ -621,13 +850,21 @@ export class PlanRun {
         );
         if (outcome.ok) {
           if (decisions.length > 0) state.parentDecisionSeq = state.decisionSeq + decisions.length - 1;
-          const recorded = inOrder(
-            await this.change(
-              'PHASE_COMPLETED',
-              { state: 'COMPLETE', error: null },
-              { message: outcome.summary, decisions },
-            ),
+          const firstSeq = state.decisionSeq;
+          const bySeq = await this.change(
+            'PHASE_COMPLETED',
+            { state: 'COMPLETE', error: null },
+            { message: outcome.summary, decisions },
           );
+          const recorded = inOrder(bySeq);
+          // Only what Strategize and Execute decided can stop the next transition: Apply has written its files.
+          if (phase !== 'APPLY') {
+            state.lowConfidence = lowestConfidence(
+              phase,
+              confidenceCandidates(decisions, firstSeq, bySeq),
+              this.policy.minConfidence,
+            );
+          }
           if (tracking !== undefined && phase !== 'APPLY') {
             tracking.phaseDecisionIds[phase].push(...recorded);
             if (phase === 'STRATEGIZE') {
@@ -674,8 +911,15 @@ export class PlanRun {
     // The loop only asks for the next phase once the current one is COMPLETE: a refusal here is a bug in this
     // workflow, which fails the workflow task (and waits for a fixed worker) rather than the plan.
     if (!verdict.ok) throw new Error(`illegal transition to ${to}: ${verdict.reason}`);
+    // A pause holds the plan here, before anything of the next phase: its gate does not open meanwhile either.
+    const released = () => state.plan.paused === undefined || state.plan.paused === null;
+    if (!released()) await condition(released);
     await guard(to);
-    if (!requiresApproval(state.plan.automationLevel, to) && commandsForReview.length === 0) {
+    const lowConfidence = state.lowConfidence ?? null;
+    const reason = gateReason(state.plan.automationLevel, to, commandsForReview, lowConfidence);
+    // Asked only when a decision's confidence alone stops the plan: see CONFIDENCE_GATE_PATCH.
+    if (reason === null || (reason === 'confidence' && !patched(CONFIDENCE_GATE_PATCH))) {
+      state.lowConfidence = null;
       await this.change('PHASE_ADVANCED', { phase: to, state: enteredState(to) });
       return;
     }
@@ -691,10 +935,28 @@ export class PlanRun {
     // applied only after the record, so the events stay in order.
     state.plan.awaitingApproval = true;
     state.plan.commandsForReview = [...commandsForReview];
+    const openedAt = now();
+    const { policy } = this;
+    const lowConfidence = state.lowConfidence ?? null;
+    state.plan.gate = {
+      to,
+      openedAt,
+      approvals: [],
+      required: policy.requiredApprovals,
+      approvers: [...policy.approvers],
+      lowConfidence,
+      expiresAt: expiryOf(openedAt, policy.timeoutSeconds),
+      reminders: 0,
+    };
+    const unsure =
+      lowConfidence === null
+        ? ''
+        : `; decision #${lowConfidence.sequenceNumber} ("${lowConfidence.question}") has confidence ` +
+          `${lowConfidence.confidence}, below the profile's ${lowConfidence.minimum}`;
     await this.change(
       'AWAITING_APPROVAL',
       { awaitingApproval: true },
-      { message: gateMessage(to, commandsForReview) },
+      { message: `${gateMessage(to, commandsForReview)}${unsure}` },
     );
     await this.continueAsNewIfLong(to);
   }
@@ -710,7 +972,10 @@ export class PlanRun {
     // opened (or reopened after a re-run), in this run or (continued as new) the one before.
     let openedAt = state.plan.updatedAt;
     for (;;) {
-      await condition(() => state.approval !== null || state.rerun?.ready === true);
+      if (!(await this.waitAtGate())) {
+        await this.gateExpired(to);
+        continue;
+      }
       if (state.approval !== null) break;
       await this.rerunAtGate(to, guard);
       openedAt = state.plan.updatedAt;
@@ -718,9 +983,10 @@ export class PlanRun {
     recordGateWait({ gate: to }, openedAt);
     const request = pending(state.approval);
     await guard(to);
+    state.lowConfidence = null;
     await this.change(
       'PHASE_ADVANCED',
-      { phase: to, state: enteredState(to), awaitingApproval: false },
+      { phase: to, state: enteredState(to), awaitingApproval: false, gate: null },
       {
         recordedBy: request.by,
         message: request.reason ?? null,
@@ -739,6 +1005,60 @@ export class PlanRun {
     );
     state.approval = null;
     state.plan.commandsForReview = [];
+  }
+
+  /**
+   * Waits at an open gate for a person's command: true when one came (an approval, or a correction or amendment to
+   * act on), false when the gate's approval timeout ran out first.
+   */
+  private async waitAtGate(): Promise<boolean> {
+    const { state } = this;
+    const commanded = () => state.approval !== null || state.rerun?.ready === true;
+    const expiresAt = state.plan.gate?.expiresAt ?? null;
+    // Asked only of a gate that can expire: see GATE_EXPIRY_PATCH.
+    if (expiresAt === null || !patched(GATE_EXPIRY_PATCH)) {
+      await condition(commanded);
+      return true;
+    }
+    // Time left, not the whole timeout: a run continued as new at this gate keeps the expiry it was opened with.
+    const left = Math.max(1, Date.parse(expiresAt) - Date.now());
+    return condition(commanded, left);
+  }
+
+  /**
+   * A gate's approval timeout ran out. With `--on-timeout remind` the plan records a reminder (APPROVAL_REMINDER)
+   * and waits one more timeout; otherwise it is cancelled with the reason approval_expired, recorded as its error.
+   */
+  private async gateExpired(to: Phase): Promise<void> {
+    const { state, policy } = this;
+    const gate = pending(state.plan.gate ?? null);
+    const waited = `${policy.timeoutSeconds ?? 0} s`;
+    if (policy.onTimeout === 'remind') {
+      gate.reminders += 1;
+      gate.expiresAt = expiryOf(now(), policy.timeoutSeconds);
+      await this.change(
+        'APPROVAL_REMINDER',
+        { gate },
+        {
+          message:
+            `reminder ${gate.reminders}: ${waitingFor(state.plan) ?? `waiting to enter ${to}`} ` +
+            `(open since ${gate.openedAt}, reminding every ${waited})`,
+        },
+      );
+      return;
+    }
+    const error: PlanError = {
+      type: ERROR_TYPES.ApprovalExpired,
+      message: `${APPROVAL_EXPIRED}: nobody approved entering ${to} within ${waited}`,
+      details: JSON.stringify({ gate: to, openedAt: gate.openedAt, approvals: gate.approvals }),
+      at: now(),
+    };
+    await this.change(
+      'PLAN_CANCELLED',
+      { state: 'CANCELLED', awaitingApproval: false, gate: null, error },
+      { message: error.message },
+    );
+    throw new PlanExpired(error.message);
   }
 
   /**
@@ -780,7 +1100,7 @@ export class PlanRun {
     const revision = rerun.revision ?? null;
     await this.change(
       'PHASE_STARTED',
-      { state: 'PROCESSING', awaitingApproval: false },
+      { state: 'PROCESSING', awaitingApproval: false, gate: null },
       {
         recordedBy: rerun.by,
         message:
@@ -850,6 +1170,16 @@ export class PlanRun {
       await condition(allHandlersFinished);
       return { planId: state.plan.planId, phase: state.plan.phase, decisionCount: state.decisionSeq };
     } catch (err) {
+      if (err instanceof PlanExpired) {
+        // Cancelled by its own gate, and recorded so: the workflow completes (no one asked Temporal to cancel it).
+        countPlanFinished({
+          action: state.plan.actionName,
+          phase: state.plan.phase,
+          state: state.plan.state,
+        });
+        await condition(allHandlersFinished);
+        return { planId: state.plan.planId, phase: state.plan.phase, decisionCount: state.decisionSeq };
+      }
       if (isCancellation(err)) {
         // Cancellation interrupts whatever was waiting; the record of it must still be written.
         await CancellationScope.nonCancellable(() =>
@@ -873,6 +1203,30 @@ export class PlanRun {
 /** A work phase is entered QUEUED (its work is still to start); APPLIED is entered done. */
 function enteredState(to: Phase): ProcessingState {
   return to === 'APPLIED' ? 'COMPLETE' : 'QUEUED';
+}
+
+/**
+ * The actors' decisions of a phase as the confidence check reads them: people's interventions and decisions without
+ * a confidence are nobody's doubt.
+ */
+function confidenceCandidates(
+  drafts: readonly DecisionDraft[],
+  firstSeq: number,
+  ids: Record<number, string>,
+): ConfidenceCandidate[] {
+  return drafts.flatMap((draft, i) => {
+    const id = ids[firstSeq + i];
+    if (draft.type === 'user_intervention' || draft.confidence === null || id === undefined) return [];
+    return [
+      {
+        decisionId: id,
+        sequenceNumber: firstSeq + i,
+        question: draft.question,
+        chosenOption: draft.chosenOption,
+        confidence: draft.confidence,
+      },
+    ];
+  });
 }
 
 /** A recording's decision ids in the order of its drafts (by sequence number). */

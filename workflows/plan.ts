@@ -43,13 +43,29 @@ const PHASE_RETRY = {
  * itself come back as results (so their decisions are recorded); what is thrown is infrastructure, retried a few
  * times.
  */
-const phaseActivities = proxyActivities<PlanActivities>({
+const PHASE_ACTIVITY_OPTIONS = {
   // Generous: a step may run for an hour and be retried (auto-debug); the heartbeat, not this, finds dead workers.
   startToCloseTimeout: '6 hours',
   heartbeatTimeout: '1 minute',
   retry: PHASE_RETRY,
+} as const;
+const phaseActivities = proxyActivities<PlanActivities>(PHASE_ACTIVITY_OPTIONS);
+/**
+ * Each phase's activity says what it does in the Web UI's event history (its user metadata summary, not part of
+ * what replay compares).
+ */
+const { strategize } = proxyActivities<PlanActivities>({
+  ...PHASE_ACTIVITY_OPTIONS,
+  summary: 'Strategize: the strategy actor chooses the steps',
 });
-const { strategize, execute, apply } = phaseActivities;
+const { execute } = proxyActivities<PlanActivities>({
+  ...PHASE_ACTIVITY_OPTIONS,
+  summary: 'Execute: the steps run in a sandbox; the changes become a changeset',
+});
+const { apply } = proxyActivities<PlanActivities>({
+  ...PHASE_ACTIVITY_OPTIONS,
+  summary: 'Apply: the reviewed changeset is written to the projects',
+});
 
 /**
  * The invariant checks that no phase's work runs beside (the first, and those after a person acted at a gate or

@@ -27,6 +27,7 @@ import type { PlanSpec } from '../domain/plan';
 import { childPlanId, childRequests, splitStrategySteps } from '../domain/subplans';
 import type { SpawnStep } from '../domain/subplans';
 import { PLAN_NAME_MEMO, startSearchAttributes } from './definitions';
+import { planSummary } from '../domain/gates';
 import type { ChildPlanRun } from './definitions';
 import type { PlanRun, PhaseWork } from './plan-run';
 import { now } from './plan-run';
@@ -215,6 +216,7 @@ async function runChild(spec: PlanSpec, record: ChildPlanRun): Promise<void> {
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       memo: { [PLAN_NAME_MEMO]: spec.name },
       typedSearchAttributes: startSearchAttributes(initialSnapshot(spec, workflowId)),
+      staticSummary: planSummary(spec),
     });
     await handle.result();
     record.outcome = 'applied';

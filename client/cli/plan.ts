@@ -9,6 +9,7 @@ import { parseArgumentPairs } from '../../domain/plan';
 import type { PlanSnapshot } from '../../domain/plan';
 import { isUlid } from '../../domain/ids';
 import { enforcedInvariants } from '../../domain/invariant';
+import { waitingFor } from '../../domain/gates';
 import { explainDict, richTreeLines, treeRows, TREE_COLUMNS } from '../render/tree-view';
 import { parsePlanId } from '../plan-status';
 import { correctionImpact } from '../../domain/correction';
@@ -185,6 +186,12 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
         });
       });
       cli.show(asCliDict(snapshot), opts.format);
+      // One approval of several: recorded, and the gate stays open for the others.
+      if (snapshot.awaitingApproval && snapshot.gate !== undefined && snapshot.gate !== null) {
+        cli.io.stderr(
+          `recorded ${opts.by as string}'s approval; ${waitingFor(snapshot) ?? 'the gate stays open'}\n`,
+        );
+      }
       // Approved, but an invariant checked after the approval stopped the transition.
       if (snapshot.state === 'ERRORED') {
         throw new PlanClientError(
@@ -220,6 +227,52 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
     .action(async (id: string, opts) => {
       const record = await cli.withPlans((client) => client.cancel(id));
       cli.show(asCliDict(record), opts.format);
+    });
+
+  plan
+    .command('pause')
+    .description('hold a plan before its next phase starts (any automation level); recorded as a user_intervention')
+    .argument(PLAN_ID, PLAN_ID_HELP)
+    .option('-r, --reason <text>', 'why (recorded with the decision)')
+    .addOption(byOption(cli.io))
+    .addOption(formatOption())
+    .action(async (id: string, opts) => {
+      const snapshot = await cli.withPlans((client) =>
+        client.pause(id, { by: opts.by as string, ...reasonOf(opts) }),
+      );
+      cli.show(asCliDict(snapshot), opts.format);
+    });
+
+  plan
+    .command('resume')
+    .description('let a paused plan go on; recorded as a user_intervention')
+    .argument(PLAN_ID, PLAN_ID_HELP)
+    .option('-r, --reason <text>', 'why (recorded with the decision)')
+    .addOption(byOption(cli.io))
+    .addOption(formatOption())
+    .action(async (id: string, opts) => {
+      const snapshot = await cli.withPlans((client) =>
+        client.resume(id, { by: opts.by as string, ...reasonOf(opts) }),
+      );
+      cli.show(asCliDict(snapshot), opts.format);
+    });
+
+  plan
+    .command('set-automation')
+    .description(
+      'change the automation level the plan follows from its next gate on (a gate already open stays open); ' +
+        'recorded as a user_intervention',
+    )
+    .argument(PLAN_ID, PLAN_ID_HELP)
+    .argument('<level>', `automation level: ${AUTOMATION_CHOICES.join(' | ')}`, parseAutomation)
+    .option('-r, --reason <text>', 'why (recorded with the decision)')
+    .addOption(byOption(cli.io))
+    .addOption(formatOption())
+    .action(async (id: string, level: AutomationLevel, opts) => {
+      const snapshot = await cli.withPlans((client) =>
+        client.setAutomation(id, { by: opts.by as string, automationLevel: level, ...reasonOf(opts) }),
+      );
+      cli.show(asCliDict(snapshot), opts.format);
     });
 
   plan
@@ -521,4 +574,8 @@ async function correctionDryRun(
     leaves_tree: impact.leavesTree.map(line),
     reruns,
   };
+}
+
+function reasonOf(opts: Record<string, unknown>): { reason?: string } {
+  return opts.reason === undefined ? {} : { reason: opts.reason as string };
 }

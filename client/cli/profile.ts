@@ -3,12 +3,14 @@ import { Option } from 'commander';
 import { profileCliDict, profileListRow, PROFILE_LIST_COLUMNS } from '../render/catalog-view';
 import { AUTOMATION_CHOICES } from '../../domain/lifecycle';
 import { MAX_SUBPLAN_DEPTH, MAX_SUBPLAN_DEPTH_LIMIT } from '../../domain/subplans';
+import { ON_TIMEOUT_CHOICES } from '../../domain/gates';
 import { getOrFail, parseName, removeOrFail, validateProfile } from '../catalog';
 import type { CliRuntime } from './runtime';
 import {
   formatOption,
   parseAutomation,
   parseFraction,
+  parseApprovers,
   parseNonNegativeInt,
   parsePositiveInt,
 } from './runtime';
@@ -37,6 +39,22 @@ export function registerProfileCommands(program: Command, cli: CliRuntime): void
       `how many levels of subplans may hang below a plan (0 = none; default ${MAX_SUBPLAN_DEPTH}, at most ${MAX_SUBPLAN_DEPTH_LIMIT})`,
       parseNonNegativeInt,
     )
+    .addOption(
+      new Option(
+        '--on-timeout <what>',
+        'what an expired gate does: cancel the plan, or remind and keep waiting',
+      ).choices(ON_TIMEOUT_CHOICES),
+    )
+    .option(
+      '--approvers <names>',
+      'comma-separated people who may approve a gate (default: anyone)',
+      parseApprovers,
+    )
+    .option(
+      '--required-approvals <n>',
+      'how many distinct approvers a gate needs (default 1)',
+      parsePositiveInt,
+    )
     .option('-d, --description <text>', 'what the profile is for')
     .addOption(formatOption())
     .action(async (name: string, opts) => {
@@ -47,6 +65,9 @@ export function registerProfileCommands(program: Command, cli: CliRuntime): void
         ...(opts.maxRetries === undefined ? {} : { maxAutoRetries: opts.maxRetries }),
         ...(opts.approvalTimeout === undefined ? {} : { approvalTimeoutSeconds: opts.approvalTimeout }),
         ...(opts.maxSubplanDepth === undefined ? {} : { maxSubplanDepth: opts.maxSubplanDepth }),
+        ...(opts.onTimeout === undefined ? {} : { onTimeout: opts.onTimeout }),
+        ...(opts.approvers === undefined ? {} : { approvers: opts.approvers }),
+        ...(opts.requiredApprovals === undefined ? {} : { requiredApprovals: opts.requiredApprovals }),
         ...(opts.description === undefined ? {} : { description: opts.description }),
       });
       const stored = await cli.withStores(async ({ catalog }) => {

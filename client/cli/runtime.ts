@@ -4,6 +4,7 @@ import YAML from 'yaml';
 import { userInfo } from 'node:os';
 import { AUTOMATION_CHOICES, parseAutomationLevel } from '../../domain/lifecycle';
 import type { AutomationLevel } from '../../domain/lifecycle';
+import { approverSchema } from '../../domain/schemas';
 import { openStores } from '../catalog';
 import type { Stores } from '../catalog';
 import { loadClientConfig } from '../config';
@@ -188,4 +189,18 @@ function safeUserName(): string {
   } catch {
     return 'unknown';
   }
+}
+
+/** `--approvers alice,bob,carol`: each name checked as the approval policy compares them (domain/schemas.ts). */
+export function parseApprovers(value: string): string[] {
+  const names = value.split(',').map((name) => name.trim());
+  for (const name of names) {
+    const checked = approverSchema.safeParse(name);
+    if (!checked.success) {
+      throw new InvalidArgumentError(
+        `approver ${JSON.stringify(name)} ${checked.error.issues[0]?.message ?? 'is not a name'}.`,
+      );
+    }
+  }
+  return names;
 }

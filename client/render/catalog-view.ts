@@ -95,6 +95,9 @@ export function profileListRow(stored: Stored<AutomationProfile>): Record<string
     max_auto_retries: p.maxAutoRetries,
     approval_timeout_seconds: p.approvalTimeoutSeconds,
     max_subplan_depth: p.maxSubplanDepth,
+    approvers: p.approvers.join(','),
+    required_approvals: p.requiredApprovals,
+    on_timeout: p.onTimeout,
     built_in: stored.builtIn,
     description: p.description,
   };
@@ -107,6 +110,8 @@ export const PROFILE_LIST_COLUMNS: readonly string[] = [
   'max_auto_retries',
   'approval_timeout_seconds',
   'max_subplan_depth',
+  'approvers',
+  'required_approvals',
   'built_in',
   'description',
 ];

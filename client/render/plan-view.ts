@@ -4,6 +4,8 @@
  * key order, so scripts and people see the same stable document.
  */
 import type { ApplyStatistics } from '../../domain/changeset';
+import { approvalsLeft, pendingApprovers, waitingFor } from '../../domain/gates';
+import type { GateView, PauseView } from '../../domain/gates';
 import { orderInvariants } from '../../domain/invariant';
 import type { PlanFields, ProfileSnapshot, ProjectLink } from '../../domain/plan';
 import { MAX_SUBPLAN_DEPTH } from '../../domain/subplans';
@@ -33,6 +35,9 @@ export function profileThresholds(
     | 'maxAutoRetries'
     | 'approvalTimeoutSeconds'
     | 'maxSubplanDepth'
+    | 'onTimeout'
+    | 'approvers'
+    | 'requiredApprovals'
   >,
 ): Record<string, unknown> {
   return {
@@ -42,6 +47,12 @@ export function profileThresholds(
     ...(p.approvalTimeoutSeconds === null ? {} : { approval_timeout_seconds: p.approvalTimeoutSeconds }),
     // A snapshot frozen before subplans has none: such a plan runs with the default, so that is what is shown.
     max_subplan_depth: p.maxSubplanDepth ?? MAX_SUBPLAN_DEPTH,
+    // The gate policy (ADR 0019), each only when it differs from "anyone may approve once; an expired gate cancels".
+    ...(p.approvalTimeoutSeconds === null || (p.onTimeout ?? 'cancel') === 'cancel'
+      ? {}
+      : { on_timeout: p.onTimeout }),
+    ...(p.approvers === undefined || p.approvers.length === 0 ? {} : { approvers: [...p.approvers] }),
+    ...((p.requiredApprovals ?? 1) === 1 ? {} : { required_approvals: p.requiredApprovals }),
   };
 }
 
@@ -64,7 +75,7 @@ function automationProfileCliValue(
 /**
  * Seed 000's `as_cli_dict`, group by group:
  *  1. plan_id, name, action_name
- *  2. phase, state, [awaiting_approval], description
+ *  2. phase, state, [awaiting_approval], [waiting_for], [gate], [paused_by, paused_at, pause_reason], description
  *  3. definition_of_done (if set)
  *  4. projects, automation_profile (if set), automation_level
  *  5. strategy_actor, execution_actor, estimation_actor, invariant_actor (each if set)
@@ -89,6 +100,8 @@ export function asCliDict(
     awaitingApproval?: boolean;
     traceId?: string | null;
     applyStatistics?: ApplyStatistics | null;
+    gate?: GateView | null;
+    paused?: PauseView | null;
   },
 ): Record<string, unknown> {
   const dict: Record<string, unknown> = {};
@@ -100,6 +113,16 @@ export function asCliDict(
   dict.phase = plan.phase;
   dict.state = plan.state;
   if (plan.awaitingApproval === true) dict.awaiting_approval = true;
+  const needs = waitingFor({ ...plan, awaitingApproval: plan.awaitingApproval === true });
+  if (needs !== null) dict.waiting_for = needs;
+  if (plan.awaitingApproval === true && plan.gate !== undefined && plan.gate !== null) {
+    dict.gate = gateCliDict(plan.gate);
+  }
+  if (plan.paused !== undefined && plan.paused !== null) {
+    dict.paused_by = plan.paused.by;
+    dict.paused_at = plan.paused.at;
+    if (plan.paused.reason !== null) dict.pause_reason = plan.paused.reason;
+  }
   dict.description = plan.description;
   // 3.
   if (plan.definitionOfDone !== null) dict.definition_of_done = plan.definitionOfDone;
@@ -161,6 +184,42 @@ export function asCliDict(
   if (plan.depth > 0) dict.depth = plan.depth;
   if (plan.childPlanIds.length > 0) dict.child_plan_ids = [...plan.childPlanIds];
   return dict;
+}
+
+/**
+ * An open gate in CLI keys: where it leads, who approved (in order) and how many more must, who still may, the
+ * decision too unsure to pass unattended, and when it expires.
+ */
+export function gateCliDict(gate: GateView): Record<string, unknown> {
+  return {
+    to: gate.to,
+    opened_at: gate.openedAt,
+    approvals: gate.approvals.map((a) => ({
+      by: a.by,
+      at: a.at,
+      ...(a.reason === null ? {} : { reason: a.reason }),
+    })),
+    approvals_required: gate.required,
+    approvals_left: approvalsLeft(gate),
+    ...(gate.approvers.length === 0
+      ? {}
+      : { approvers: [...gate.approvers], pending_approvers: pendingApprovers(gate) }),
+    ...(gate.lowConfidence === null
+      ? {}
+      : {
+          low_confidence_decision: {
+            decision_id: gate.lowConfidence.decisionId,
+            sequence_number: gate.lowConfidence.sequenceNumber,
+            phase: gate.lowConfidence.phase,
+            question: gate.lowConfidence.question,
+            chosen_option: gate.lowConfidence.chosenOption,
+            confidence: gate.lowConfidence.confidence,
+            min_decision_confidence: gate.lowConfidence.minimum,
+          },
+        }),
+    ...(gate.expiresAt === null ? {} : { expires_at: gate.expiresAt }),
+    ...(gate.reminders === 0 ? {} : { reminders: gate.reminders }),
+  };
 }
 
 /** A subplan as `plan show` lists it under its parent: where it is, so a waiting parent says what it waits for. */
