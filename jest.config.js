@@ -20,6 +20,7 @@ const BOTH_BACKENDS = [
   '<rootDir>/test/workflows/subplans.test.ts',
   '<rootDir>/test/cli/plan-use-context.test.ts',
   '<rootDir>/test/workflows/corrections.test.ts',
+  '<rootDir>/test/workflows/gates.test.ts',
 ];
 
 /** @type {import('jest').Config} */
