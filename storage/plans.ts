@@ -89,7 +89,9 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
         state: input.state,
         ...errorColumns(input.error),
         updatedAt: at,
-        ...(input.gate === undefined ? {} : { gateStatus: input.gate === null ? null : JSON.stringify(input.gate) }),
+        ...(input.gate === undefined
+          ? {}
+          : { gateStatus: input.gate === null ? null : JSON.stringify(input.gate) }),
         ...(input.paused === undefined
           ? {}
           : { paused: input.paused === null ? null : JSON.stringify(input.paused) }),

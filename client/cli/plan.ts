@@ -231,7 +231,9 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
 
   plan
     .command('pause')
-    .description('hold a plan before its next phase starts (any automation level); recorded as a user_intervention')
+    .description(
+      'hold a plan before its next phase starts (any automation level); recorded as a user_intervention',
+    )
     .argument(PLAN_ID, PLAN_ID_HELP)
     .option('-r, --reason <text>', 'why (recorded with the decision)')
     .addOption(byOption(cli.io))

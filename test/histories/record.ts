@@ -17,7 +17,9 @@ import { createActorRegistry } from '../../actors';
 import { PlanClient } from '../../client/plans';
 import type { ActorRegistry } from '../../actors';
 import { parseActionFile } from '../../domain/action-file';
+import type { AutomationProfileInput } from '../../domain/catalog';
 import type { AutomationLevel } from '../../domain/lifecycle';
+import { planWorkflowId } from '../../domain/ids';
 import { childPlanId } from '../../domain/subplans';
 import { ensureTemporalCli } from '../../scripts/temporal-cli';
 import * as drives from '../helpers/drives';
@@ -32,6 +34,8 @@ const GENERATION = 'lean';
 
 interface Scenario {
   level: AutomationLevel;
+  /** The plan's automation profile (stored under the name `recorded/<scenario>`); none unless said. */
+  profile?: Omit<AutomationProfileInput, 'name' | 'automationLevel'>;
   /** The action the plan is made from, and its arguments; local/example with a greeting unless said. */
   action?: { name: string; arguments: Record<string, string> };
   /** A worker with these actors instead of the built-in ones alone. */
@@ -225,6 +229,58 @@ const SCENARIOS: Record<string, Scenario> = {
         throw new Error(`plan ${planId} did not finish: ${done.phase} ${done.state}`);
     },
   },
+
+  /** Nobody approves the first gate within its profile's timeout: the plan is cancelled, approval_expired. */
+  'manual-expired': {
+    level: 'MANUAL',
+    profile: { approvalTimeoutSeconds: 1 },
+    async drive(h, planId) {
+      await h.client.waitForInput(planId);
+      const ended = await h.env.client.workflow.getHandle(planWorkflowId(planId)).result();
+      if (ended.state !== 'CANCELLED')
+        throw new Error(`plan ${planId} did not expire: ${ended.phase} ${ended.state}`);
+    },
+  },
+
+  /** The gate's timeout runs out twice with `remind`: two reminders, then a person approves and the plan goes on. */
+  'manual-reminded': {
+    level: 'MANUAL',
+    profile: { approvalTimeoutSeconds: 1, onTimeout: 'remind' },
+    async drive(h, planId) {
+      await h.client.waitForInput(planId);
+      for (;;) {
+        const reminders = (await h.plans.listEvents(planId)).filter((e) => e.type === 'APPROVAL_REMINDER');
+        if (reminders.length >= 2) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      await approveToTheEnd(h, planId);
+    },
+  },
+
+  /**
+   * Two of alice, bob and carol must approve the gate before APPLY: mallory and a second yes from alice are
+   * refused by the validator (no history), alice's approval is counted, and bob's opens the gate.
+   */
+  'review-two-of-three': {
+    level: 'REVIEW_BEFORE_APPLY',
+    profile: { approvers: ['alice', 'bob', 'carol'], requiredApprovals: 2 },
+    async drive(h, planId) {
+      await h.client.waitForInput(planId);
+      const approve = (by: string) =>
+        h.client.advance(planId, { by, reason: `${by} approves`, expectedPhase: 'EXECUTE' });
+      for (const refused of ['mallory', 'alice']) {
+        if (refused === 'alice') await approve('alice');
+        const verdict = await approve(refused).then(
+          () => 'accepted',
+          (err: unknown) => String(err),
+        );
+        if (verdict === 'accepted')
+          throw new Error(`${refused}'s approval of plan ${planId} was not refused`);
+      }
+      await approve('bob');
+      await h.client.waitForInput(planId);
+    },
+  },
 };
 
 /** The actions the scenarios use besides local/example. */
@@ -262,8 +318,13 @@ async function record(h: Harness, name: string, scenario: Scenario): Promise<voi
           taskQueue: h.taskQueue,
           historyEventLimit: scenario.historyEventLimit,
         });
+  const profileName = `recorded/${name}`;
+  if (scenario.profile !== undefined) {
+    await h.catalog.putProfile({ name: profileName, automationLevel: scenario.level, ...scenario.profile });
+  }
   const run = async (): Promise<Array<{ suffix: string; history: History }>> => {
     const created = await client.create({
+      ...(scenario.profile === undefined ? {} : { profileName }),
       actionName: scenario.action?.name ?? 'local/example',
       projects: ['local/demo'],
       automationLevel: scenario.level,
