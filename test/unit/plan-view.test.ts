@@ -55,6 +55,7 @@ describe('asCliDict golden documents', () => {
       'phase',
       'state',
       'awaiting_approval',
+      'waiting_for',
       'description',
       // 3
       'definition_of_done',
@@ -99,6 +100,7 @@ describe('asCliDict golden documents', () => {
       phase: 'APPLY',
       state: 'ERRORED',
       awaiting_approval: true,
+      waiting_for: 'retry or cancel: APPLY is ERRORED (PhaseFailed: boom)',
       description: 'tidy up',
       definition_of_done: 'All files reviewed.',
       projects: [
