@@ -121,7 +121,18 @@ it('refuses a name two plans share (exit 2), listing both, in every command', as
     ['plan', 'cancel', 'refs-shared'],
     ['plan', 'tree', 'refs-shared'],
     ['plan', 'context', 'list', 'refs-shared'],
+    ['plan', 'context', 'clear', 'refs-shared'],
+    ['plan', 'diff', 'refs-shared'],
+    ['plan', 'wait', 'refs-shared'],
+    ['plan', 'watch', 'refs-shared'],
+    ['plan', 'retry', 'refs-shared'],
+    ['plan', 'pause', 'refs-shared'],
+    ['plan', 'resume', 'refs-shared'],
+    ['plan', 'set-automation', 'refs-shared', 'full'],
+    ['plan', 'amend', 'refs-shared', 'also say hello'],
+    ['plan', 'list', '--parent', 'refs-shared'],
     ['invariant', 'add', 'Keep it', '--plan', 'refs-shared'],
+    ['invariant', 'list', '--plan', 'refs-shared'],
   ]) {
     const out = await h.cli(...argv);
     expect({ argv, code: out.code }).toEqual({ argv, code: 2 });
@@ -129,6 +140,7 @@ it('refuses a name two plans share (exit 2), listing both, in every command', as
     for (const id of shared) expect(out.stderr).toContain(`  ${id}  "refs-shared"  `);
   }
   expect(await h.invariants.list({ scope: 'PLAN' })).toEqual([]);
+  expect(json(await h.cli('plan', 'list', '--parent', 'refs-alpha', '-f', 'json'))).toEqual([]);
 });
 
 it('refuses a prefix shorter than 6 characters (exit 2) and an unknown reference (exit 3)', async () => {
