@@ -21,6 +21,7 @@ const BOTH_BACKENDS = [
   '<rootDir>/test/cli/plan-use-context.test.ts',
   '<rootDir>/test/workflows/corrections.test.ts',
   '<rootDir>/test/workflows/gates.test.ts',
+  '<rootDir>/test/cli/plan-refs.test.ts',
 ];
 
 /** @type {import('jest').Config} */
