@@ -16,6 +16,7 @@ export interface InboxListing {
 }
 
 const GRPC_INVALID_ARGUMENT = 3;
+const GRPC_UNAVAILABLE = 14;
 
 export async function listInbox(
   temporal: Client,
@@ -56,15 +57,19 @@ export async function listInbox(
  * upgraded without registering the new attributes. Say what to run rather than quote the server's parser.
  */
 function explain(err: unknown): unknown {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (code === GRPC_INVALID_ARGUMENT && err instanceof Error) {
+  // The SDK wraps the gRPC error (with its code) in a ServiceError of its own.
+  const grpc = (err as { cause?: unknown } | null)?.cause ?? err;
+  const code = (grpc as { code?: unknown } | null)?.code;
+  if (code === GRPC_INVALID_ARGUMENT) {
+    const detail = (grpc as { details?: unknown }).details;
     return new PlanClientError(
       'unavailable',
-      `the Temporal server refused the inbox's query (${err.message}); if it names a search attribute, register ` +
-        "the engine's search attributes in this namespace: npx tsx scripts/register-search-attributes.ts",
+      `the Temporal server refused the inbox's query (${typeof detail === 'string' ? detail : String(grpc)}); ` +
+        "if it names a search attribute, register the engine's search attributes in this namespace: " +
+        'npx tsx scripts/register-search-attributes.ts',
     );
   }
-  if (code === 14) {
+  if (code === GRPC_UNAVAILABLE) {
     return new PlanClientError(
       'unavailable',
       'the Temporal server is not reachable; start it with npm start',

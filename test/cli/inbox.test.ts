@@ -10,6 +10,7 @@ import type { InboxRow } from '../../domain/inbox';
 import { planWorkflowId } from '../../domain/ids';
 import type { AutomationLevel } from '../../domain/lifecycle';
 import { runCli } from '../../client/cli/main';
+import { listInbox } from '../../client/inbox';
 import { createHarness } from '../helpers/harness';
 import type { CliResult, Harness } from '../helpers/harness';
 import { waitUntil } from '../helpers/wait';
@@ -44,8 +45,15 @@ async function inboxJson(...args: string[]): Promise<InboxRow[]> {
   return JSON.parse(result.stdout) as InboxRow[];
 }
 
-/** Polls until the inbox lists exactly these plans (visibility catches up with the workflows a moment later). */
-async function expectInbox(ids: string[], ...args: string[]): Promise<InboxRow[]> {
+/**
+ * Polls until the inbox lists exactly these plans, and `settled` holds of the rows: visibility catches up with the
+ * workflows a moment later, with a plan's list membership and with its latest change (a pause, an approval).
+ */
+async function expectInbox(
+  ids: string[],
+  args: string[] = [],
+  settled: (rows: InboxRow[]) => boolean = () => true,
+): Promise<InboxRow[]> {
   const wanted = [...ids].sort();
   let seen: string[] = [];
   return waitUntil(
@@ -53,7 +61,7 @@ async function expectInbox(ids: string[], ...args: string[]): Promise<InboxRow[]
     async () => {
       const rows = await inboxJson(...args);
       seen = rows.map((r) => r.plan_id).sort();
-      return JSON.stringify(seen) === JSON.stringify(wanted) ? rows : null;
+      return JSON.stringify(seen) === JSON.stringify(wanted) && settled(rows) ? rows : null;
     },
     { timeoutMs: 30_000, intervalMs: 200 },
   );
@@ -119,6 +127,13 @@ describe('the query', () => {
       }
     },
   );
+
+  it('says to register the attributes when the server does not know one the query names', async () => {
+    await expect(listInbox(h.env.client, "PlanNoSuchAttribute = 'x'", { limit: 1 })).rejects.toMatchObject({
+      kind: 'unavailable',
+      message: expect.stringMatching(/PlanNoSuchAttribute.*scripts\/register-search-attributes\.ts/),
+    });
+  });
 });
 
 describe('plans waiting for people', () => {
@@ -173,7 +188,14 @@ describe('plans waiting for people', () => {
 
   it('lists exactly the plans waiting, longest waiting first, each with its gate and what it needs', async () => {
     const { applied: _applied, ...waiting } = ids;
-    const rows = await expectInbox(Object.values(waiting));
+    const rows = await expectInbox(Object.values(waiting), [], (listed) => {
+      const row = (id: string | undefined) => listed.find((r) => r.plan_id === id);
+      return (
+        row(ids.paused)?.waiting_for === 'RESUME' &&
+        row(ids.aliceApproved)?.approved_by.length === 1 &&
+        (row(ids.reminded)?.reminders ?? 0) >= 1
+      );
+    });
     expect(rows.map((r) => r.waiting_since)).toEqual(rows.map((r) => r.waiting_since).sort());
     const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
     expect(byName['anyone-may']).toMatchObject({
@@ -218,8 +240,7 @@ describe('plans waiting for people', () => {
   it('--as alice lists exactly what alice can act on: not a gate she is not on, nor one she approved', async () => {
     await expectInbox(
       [ids.anyone!, ids.twoOfThree!, ids.paused!, ids.reminded!, ids.errored!],
-      '--as',
-      'alice',
+      ['--as', 'alice'],
     );
     await expectInbox(
       [
@@ -231,11 +252,10 @@ describe('plans waiting for people', () => {
         ids.reminded!,
         ids.errored!,
       ],
-      '--as',
-      'bob',
+      ['--as', 'bob'],
     );
     // Names compare exactly, as approvals do: Alice is not alice.
-    await expectInbox([ids.anyone!, ids.paused!, ids.reminded!, ids.errored!], '--as', 'Alice');
+    await expectInbox([ids.anyone!, ids.paused!, ids.reminded!, ids.errored!], ['--as', 'Alice']);
   });
 
   it('shows the short id in a table and the whole id in plain, without control characters', async () => {
@@ -310,8 +330,7 @@ describe('plans waiting for people', () => {
     // Under MANUAL the approved plan ran Execute and waits again: a new gate alice has not approved.
     const rows = await expectInbox(
       [ids.anyone!, ids.twoOfThree!, ids.aliceApproved!, ids.paused!, ids.reminded!],
-      '--as',
-      'alice',
+      ['--as', 'alice'],
     );
     expect(rows.find((r) => r.plan_id === ids.aliceApproved)).toMatchObject({
       gate: 'EXECUTE→APPLY',
