@@ -50,7 +50,8 @@ import type { ClientConfig } from './config';
 import type * as ClientTracing from './tracing';
 import type { PlanTraceContext } from './tracing';
 import { PlanClientError } from './errors';
-import { needsPersonOrEnded, parsePlanId } from './plan-status';
+import { needsPersonOrEnded } from './plan-status';
+import { resolvePlanId } from './plan-ref';
 
 export interface CreatePlanInput {
   actionName: string;
@@ -105,7 +106,8 @@ const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
 
 /**
  * The engine's client library: the CLI is one user, tests and scripts are others. Writes go to the workflow
- * (which owns live state); reads of history and lists come from the database the activities maintain.
+ * (which owns live state); reads of history and lists come from the database the activities maintain. A method
+ * that takes a plan takes what a person types for it: its id, a unique prefix of the id, or its name (ADR 0020).
  */
 export class PlanClient {
   private readonly commandTimeoutMs: number;
@@ -279,11 +281,11 @@ export class PlanClient {
    * record is never behind the live state, and reading it needs no worker. Whether the plan waits at a gate is
    * its last event that moved it (a correction at a gate does not close the gate).
    */
-  async get(idInput: string): Promise<PlanView> {
-    const planId = parsePlanId(idInput);
+  async get(ref: string): Promise<PlanView> {
+    const planId = await this.planIdOf(ref);
     const handle = this.temporal.workflow.getHandle(planWorkflowId(planId));
     const description = await this.call(() => handle.describe()).catch((err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) throw notFound(idInput);
+      if (err instanceof WorkflowNotFoundError) throw notFound(planId);
       throw err;
     });
     const record = await this.plans.getPlan(planId);
@@ -307,22 +309,22 @@ export class PlanClient {
    * The live workflow state (the getPlan query): unlike the record, it knows a gate the moment it opens. `verb`
    * names the command it serves, for the error when the plan has finished.
    */
-  async snapshot(idInput: string, verb = 'query'): Promise<PlanSnapshot> {
-    return this.command(idInput, verb, (handle) => handle.query(getPlanQuery));
+  async snapshot(ref: string, verb = 'query'): Promise<PlanSnapshot> {
+    return this.command(ref, verb, (handle) => handle.query(getPlanQuery));
   }
 
   /**
    * What the running phase is doing now: the latest heartbeat of its activity (the actors report each step), or
    * null when no phase activity is running. The same details show in the Web UI's pending activities.
    */
-  async progress(idInput: string): Promise<string | null> {
-    const handle = this.temporal.workflow.getHandle(planWorkflowId(parsePlanId(idInput)));
+  async progress(ref: string): Promise<string | null> {
+    const handle = this.temporal.workflow.getHandle(planWorkflowId(await this.planIdOf(ref)));
     return progressOf(await this.call(() => handle.describe()));
   }
 
-  async advance(idInput: string, request: AdvancePlanRequest): Promise<PlanSnapshot> {
+  async advance(ref: string, request: AdvancePlanRequest): Promise<PlanSnapshot> {
     return this.command(
-      idInput,
+      ref,
       'advance',
       (handle) => handle.executeUpdate(advancePlanUpdate, { args: [request] }),
       'plan.advance',
@@ -348,9 +350,9 @@ export class PlanClient {
   }
 
   /** More instructions for a plan waiting after Strategize; returns once Strategize has started again. */
-  async amend(idInput: string, request: AmendPlanRequest): Promise<PlanSnapshot> {
+  async amend(ref: string, request: AmendPlanRequest): Promise<PlanSnapshot> {
     return this.command(
-      idInput,
+      ref,
       'amend',
       (handle) => handle.executeUpdate(amendPlanUpdate, { args: [request] }),
       'plan.amend',
@@ -358,18 +360,18 @@ export class PlanClient {
   }
 
   /** Holds the plan before its next phase; returns once the pause is recorded. */
-  async pause(idInput: string, request: HoldPlanRequest): Promise<PlanSnapshot> {
+  async pause(ref: string, request: HoldPlanRequest): Promise<PlanSnapshot> {
     return this.command(
-      idInput,
+      ref,
       'pause',
       (handle) => handle.executeUpdate(pausePlanUpdate, { args: [request] }),
       'plan.pause',
     );
   }
 
-  async resume(idInput: string, request: HoldPlanRequest): Promise<PlanSnapshot> {
+  async resume(ref: string, request: HoldPlanRequest): Promise<PlanSnapshot> {
     return this.command(
-      idInput,
+      ref,
       'resume',
       (handle) => handle.executeUpdate(resumePlanUpdate, { args: [request] }),
       'plan.resume',
@@ -377,18 +379,18 @@ export class PlanClient {
   }
 
   /** The level the plan's next gates follow; a gate already open stays open. */
-  async setAutomation(idInput: string, request: SetAutomationRequest): Promise<PlanSnapshot> {
+  async setAutomation(ref: string, request: SetAutomationRequest): Promise<PlanSnapshot> {
     return this.command(
-      idInput,
+      ref,
       'change the automation level of',
       (handle) => handle.executeUpdate(setAutomationUpdate, { args: [request] }),
       'plan.set-automation',
     );
   }
 
-  async retry(idInput: string, request: RetryPhaseRequest): Promise<PlanSnapshot> {
+  async retry(ref: string, request: RetryPhaseRequest): Promise<PlanSnapshot> {
     return this.command(
-      idInput,
+      ref,
       'retry',
       (handle) => handle.executeUpdate(retryPhaseUpdate, { args: [request] }),
       'plan.retry',
@@ -396,9 +398,10 @@ export class PlanClient {
   }
 
   /** Requests cancellation and waits until the workflow has recorded it, so the database says CANCELLED. */
-  async cancel(idInput: string): Promise<PlanRecord> {
+  async cancel(ref: string): Promise<PlanRecord> {
+    const planId = await this.planIdOf(ref);
     await this.command(
-      idInput,
+      planId,
       'cancel',
       async (handle) => {
         await handle.cancel();
@@ -406,8 +409,8 @@ export class PlanClient {
       },
       'plan.cancel',
     );
-    const record = await this.plans.getPlan(parsePlanId(idInput));
-    if (record === null) throw notFound(idInput);
+    const record = await this.plans.getPlan(planId);
+    if (record === null) throw notFound(planId);
     return record;
   }
 
@@ -415,11 +418,12 @@ export class PlanClient {
    * Waits until the plan needs a person (a gate or an error) or has finished. Scripts and tests use it between
    * `plan use` and `plan advance`, instead of sleeping.
    */
-  async waitForInput(idInput: string, timeoutMs = 60_000): Promise<PlanView> {
+  async waitForInput(ref: string, timeoutMs = 60_000): Promise<PlanView> {
     const deadline = Date.now() + timeoutMs;
+    const planId = await this.planIdOf(ref);
     for (;;) {
       // Right after creation neither the record nor the first workflow task exists yet: keep polling.
-      const view = await this.get(idInput).catch((err: unknown) => {
+      const view = await this.get(planId).catch((err: unknown) => {
         if (err instanceof PlanClientError && err.kind === 'unavailable' && Date.now() < deadline)
           return undefined;
         throw err;
@@ -429,7 +433,7 @@ export class PlanClient {
         const where = view === undefined ? 'not started' : `still ${view.phase} ${view.state}`;
         throw new PlanClientError(
           'unavailable',
-          `plan ${parsePlanId(idInput)} is ${where} after ${Math.round(timeoutMs / 1000)} s; is a worker running (npm start)?`,
+          `plan ${planId} is ${where} after ${Math.round(timeoutMs / 1000)} s; is a worker running (npm start)?`,
         );
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -443,15 +447,15 @@ export class PlanClient {
    * its child), so a gate's approval is in the same trace as the phases around it.
    */
   private async command<T>(
-    idInput: string,
+    ref: string,
     verb: string,
     run: (handle: ReturnType<Client['workflow']['getHandle']>) => Promise<T>,
     spanName?: string,
   ): Promise<T> {
-    const planId = parsePlanId(idInput);
+    const planId = await this.planIdOf(ref);
     const handle = this.temporal.workflow.getHandle(planWorkflowId(planId));
     const description = await this.call(() => handle.describe()).catch((err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) throw notFound(idInput);
+      if (err instanceof WorkflowNotFoundError) throw notFound(planId);
       throw err;
     });
     if (description.status.name !== 'RUNNING') {
@@ -479,6 +483,11 @@ export class PlanClient {
       }
       throw toUnavailable(err);
     }
+  }
+
+  /** The plan a person's reference means (its id, a unique id prefix, or its name: ADR 0020). */
+  async planIdOf(ref: string): Promise<string> {
+    return resolvePlanId(this.plans, ref);
   }
 
   private async finishedError(planId: string, verb: string, status: string): Promise<PlanClientError> {
@@ -573,8 +582,8 @@ function innermostMessage(err: Error): string {
   return current.message;
 }
 
-function notFound(idInput: string): PlanClientError {
-  return new PlanClientError('notFound', `no plan with id ${idInput}`);
+function notFound(planId: string): PlanClientError {
+  return new PlanClientError('notFound', `no plan with id ${planId}`);
 }
 
 function isDeadlineError(err: unknown): boolean {

@@ -34,7 +34,15 @@ import { dialectOf } from './database-url';
 import { claimWriteLock } from './lock';
 import { insertPlanEvent, lockAndAdvancePlan, setDecisionRoot } from './recording-sql';
 import { parseTime } from './time';
-import type { PlanEventRecord, PlanFilter, PlanRecord, PlanStateWrite, PlanStore } from './types';
+import type { PlanRefCandidate } from '../domain/plan-ref';
+import type {
+  PlanEventRecord,
+  PlanFilter,
+  PlanRecord,
+  PlanRefLookup,
+  PlanStateWrite,
+  PlanStore,
+} from './types';
 
 type Tx = Prisma.TransactionClient;
 
@@ -173,6 +181,10 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
         ...(filter.limit !== undefined ? { take: filter.limit } : {}),
       });
       return rows.map(toPlanRecord);
+    },
+
+    async findPlanRefs(lookup) {
+      return findPlanRefs(prisma, lookup);
     },
 
     async listEvents(planId, afterSeq = -1) {
@@ -537,4 +549,55 @@ async function supersede(
       data: { supersededBy: by.id },
     }),
   ]);
+}
+
+/** A ULID's characters in Crockford base32 all sort at or below this one, in ASCII and in any collation of A–Z. */
+const HIGHEST_ID_CHARACTER = 'Z';
+const ID_PREFIX = /^[0-9A-HJKMNP-TV-Z]{1,26}$/;
+const refSelect = {
+  id: true,
+  name: true,
+  phase: true,
+  state: true,
+  createdAt: true,
+} satisfies Prisma.PlanSelect;
+
+async function findPlanRefs(prisma: PrismaClient, lookup: PlanRefLookup): Promise<PlanRefCandidate[]> {
+  const { id, idPrefix, name, limit } = lookup;
+  if (!(Number.isInteger(limit) && limit > 0))
+    throw new RangeError(`limit must be a positive integer, got ${limit}`);
+  // The prefix becomes a range of the primary key rather than LIKE: SQLite's LIKE ignores case and so skips the
+  // index, and a range has no wildcard a hostile prefix could smuggle in. Checked here too, so no caller can
+  // widen the range with characters outside the id alphabet.
+  if (idPrefix !== undefined && idPrefix !== null && !ID_PREFIX.test(idPrefix)) {
+    throw new RangeError(`not an id prefix: ${JSON.stringify(idPrefix.slice(0, 40))}`);
+  }
+  const order = [{ createdAt: 'asc' }, { id: 'asc' }] satisfies Prisma.PlanOrderByWithRelationInput[];
+  const [byId, byPrefix, byName] = await Promise.all([
+    id === undefined || id === null
+      ? []
+      : prisma.plan.findMany({ where: { id }, select: refSelect, take: 1 }),
+    idPrefix === undefined || idPrefix === null
+      ? []
+      : prisma.plan.findMany({
+          where: { id: { gte: idPrefix, lte: idPrefix.padEnd(26, HIGHEST_ID_CHARACTER) } },
+          select: refSelect,
+          orderBy: { id: 'asc' },
+          take: limit,
+        }),
+    name === undefined || name === null
+      ? []
+      : prisma.plan.findMany({ where: { name }, select: refSelect, orderBy: order, take: limit }),
+  ]);
+  const found = new Map<string, PlanRefCandidate>();
+  for (const row of [...byId, ...byPrefix, ...byName]) {
+    found.set(row.id, {
+      planId: row.id,
+      name: row.name,
+      phase: row.phase,
+      state: row.state,
+      createdAt: row.createdAt.toISOString(),
+    });
+  }
+  return [...found.values()];
 }

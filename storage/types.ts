@@ -9,6 +9,7 @@ import type { DecisionTree, DecisionTreeOptions } from '../domain/decision-tree'
 import type { AutomationLevel, Phase, ProcessingState } from '../domain/lifecycle';
 import type { PlanError, PlanEventType, PlanFields, PlanSpec } from '../domain/plan';
 import type { GateView, PauseView } from '../domain/gates';
+import type { PlanRefCandidate } from '../domain/plan-ref';
 
 /** A decision with the sequence number the workflow allocated for it. */
 export interface DecisionWrite {
@@ -93,6 +94,18 @@ export interface PlanFilter {
   limit?: number;
 }
 
+/** What `findPlanRefs` looks for; each part left out or null is not searched. */
+export interface PlanRefLookup {
+  /** A whole plan id. */
+  id?: string | null;
+  /** The start of a plan id: Crockford base32, upper case (domain/plan-ref.ts classifyPlanRef checked it). */
+  idPrefix?: string | null;
+  /** A plan name, compared exactly. */
+  name?: string | null;
+  /** At most this many plans per part (the caller asks one more than it lists, to know there are more). */
+  limit: number;
+}
+
 export interface PlanStore {
   /** Inserts the plan row and its PLAN_CREATED event; a second call with the same input changes nothing. */
   recordPlanCreated(input: PlanCreatedWrite): Promise<void>;
@@ -106,6 +119,12 @@ export interface PlanStore {
   getSpec(planId: string): Promise<PlanSpec | null>;
   /** Newest first. */
   listPlans(filter?: PlanFilter): Promise<PlanRecord[]>;
+  /**
+   * The plans a reference typed by a person may mean (ADR 0020): the one with the id, those whose id starts with
+   * the prefix (a range of the primary key) and those with the name (an indexed equality), each part limited, no
+   * plan twice. Which of them is meant is domain/plan-ref.ts's rule, not the store's.
+   */
+  findPlanRefs(lookup: PlanRefLookup): Promise<PlanRefCandidate[]>;
   /** By sequence number; only those after `afterSeq` when given (a follower reads what is new). */
   listEvents(planId: string, afterSeq?: number): Promise<PlanEventRecord[]>;
   /**

@@ -16,7 +16,7 @@ import { isFinished } from '../../domain/lifecycle';
 import type { InvariantScope, PlanInvariant } from '../../domain/schemas';
 import { getOrFail, parseName } from '../catalog';
 import { PlanClientError } from '../errors';
-import { parsePlanId } from '../plan-status';
+import { resolvePlanId } from '../plan-ref';
 import type { OutputFormat } from '../render/format';
 import type { CliRuntime } from './runtime';
 import { byOption, formatOption } from './runtime';
@@ -50,7 +50,10 @@ export function registerInvariantCommands(program: Command, cli: CliRuntime): vo
     )
     .option('--global', 'applies to every plan')
     .option('--project <name>', 'applies to plans on this project')
-    .option('--plan <id>', 'applies to this plan (checked from its next phase transition)')
+    .option(
+      '--plan <id>',
+      'applies to this plan (its id, id prefix or name; checked from its next phase transition)',
+    )
     .option(
       '--action <name>',
       "applies to plans made from this action (promoted to the plan's own at plan use)",
@@ -85,9 +88,9 @@ export function registerInvariantCommands(program: Command, cli: CliRuntime): vo
         } else if (scope === 'ACTION' && rawTarget !== null) {
           target = (await getOrFail('action', rawTarget, (n) => catalog.getAction(n))).value.name;
         } else if (scope === 'PLAN' && rawTarget !== null) {
-          const planId = parsePlanId(rawTarget);
+          const planId = await resolvePlanId(plans, rawTarget);
           const plan = await plans.getPlan(planId);
-          if (plan === null) throw new PlanClientError('notFound', `no plan with id ${rawTarget}`);
+          if (plan === null) throw new PlanClientError('notFound', `no plan with id ${planId}`);
           if (isFinished(plan)) {
             throw new PlanClientError(
               'refused',
@@ -119,7 +122,7 @@ export function registerInvariantCommands(program: Command, cli: CliRuntime): vo
     .option('--global', 'only GLOBAL invariants')
     .option('--project <name>', "only this project's invariants (with --effective: the project to merge for)")
     .option('--action <name>', "only this action's invariants (with --effective: include the action's)")
-    .option('--plan <id>', 'only the invariants added to this plan')
+    .option('--plan <id>', 'only the invariants added to this plan (its id, id prefix or name)')
     .option('--effective', 'the merged set: precedence PLAN > PROJECT > GLOBAL, duplicates collapsed')
     .addOption(formatOption())
     .action(async (pattern: string | undefined, opts) => {
@@ -152,7 +155,7 @@ export function registerInvariantCommands(program: Command, cli: CliRuntime): vo
       if (filters.length > 1) {
         throw new PlanClientError('usage', 'give at most one of --global, --project, --action, --plan');
       }
-      const rows = await cli.withStores(async ({ invariants }) => {
+      const rows = await cli.withStores(async ({ invariants, plans }) => {
         if (opts.global) return invariants.list({ scope: 'GLOBAL' });
         if (opts.project !== undefined) {
           return invariants.list({ scope: 'PROJECT', target: parseName('project', opts.project as string) });
@@ -161,7 +164,7 @@ export function registerInvariantCommands(program: Command, cli: CliRuntime): vo
           return invariants.list({ scope: 'ACTION', target: parseName('action', opts.action as string) });
         }
         if (opts.plan !== undefined) {
-          return invariants.list({ scope: 'PLAN', target: parsePlanId(opts.plan as string) });
+          return invariants.list({ scope: 'PLAN', target: await resolvePlanId(plans, opts.plan as string) });
         }
         return invariants.list();
       });

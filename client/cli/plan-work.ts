@@ -14,14 +14,15 @@ import { ContextTooLargeError } from '../../storage/errors';
 import { sha256 } from '../../lib/sha256';
 import { isInside, READ_NO_FOLLOW } from '../../sandbox/paths';
 import { PlanClientError } from '../errors';
-import { needsPersonOrEnded, parsePlanId } from '../plan-status';
+import { needsPersonOrEnded } from '../plan-status';
+import { resolvePlanId } from '../plan-ref';
 import { changesetJson, diffStat, renderUnifiedDiff } from '../render/diff';
 import type { OutputFormat } from '../render/format';
 import type { CliRuntime } from './runtime';
 import { byOption, collect, formatOption, parsePositiveInt } from './runtime';
 
 const PLAN_ID = '<plan-id>';
-const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>)';
+const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>), a unique prefix of it (6+ characters), or the plan name';
 
 /** A context file is text handed to an actor; anything bigger is almost certainly not meant as context. */
 export const MAX_CONTEXT_FILE_BYTES = 1024 * 1024;
@@ -56,14 +57,14 @@ export function registerPlanWorkCommands(plan: Command, cli: CliRuntime): void {
     .addOption(byOption(cli.io))
     .addOption(formatOption())
     .action(async (id: string, paths: string[], opts) => {
-      const planId = parsePlanId(id);
       // Everything is read and checked before anything is stored: one bad path adds nothing.
       const { files, skipped } = await collectContextFiles(paths, {
         recursive: opts.recursive as boolean,
         includeHidden: opts.includeHidden as boolean,
       });
       const added = await cli.withStores(async ({ plans, contextFiles }) => {
-        await requireOpenPlan(plans, planId, id);
+        const planId = await resolvePlanId(plans, id);
+        await requireOpenPlan(plans, planId);
         await contextFiles
           .add(planId, files, opts.by as string, new Date().toISOString(), {
             maxTotalBytes: MAX_CONTEXT_TOTAL_BYTES,
@@ -95,8 +96,9 @@ export function registerPlanWorkCommands(plan: Command, cli: CliRuntime): void {
     .argument(PLAN_ID, PLAN_ID_HELP)
     .addOption(formatOption())
     .action(async (id: string, opts) => {
-      const planId = parsePlanId(id);
-      const files = await cli.withStores(({ contextFiles }) => contextFiles.list(planId));
+      const files = await cli.withStores(async ({ plans, contextFiles }) =>
+        contextFiles.list(await resolvePlanId(plans, id)),
+      );
       cli.showRows(files.map(contextRow), CONTEXT_COLUMNS, opts.format as OutputFormat);
     });
 
@@ -106,10 +108,10 @@ export function registerPlanWorkCommands(plan: Command, cli: CliRuntime): void {
     .argument(PLAN_ID, PLAN_ID_HELP)
     .addOption(formatOption())
     .action(async (id: string, opts) => {
-      const planId = parsePlanId(id);
-      const removed = await cli.withStores(async ({ plans, contextFiles }) => {
-        await requireOpenPlan(plans, planId, id);
-        return contextFiles.clear(planId);
+      const { planId, removed } = await cli.withStores(async ({ plans, contextFiles }) => {
+        const resolved = await resolvePlanId(plans, id);
+        await requireOpenPlan(plans, resolved);
+        return { planId: resolved, removed: await contextFiles.clear(resolved) };
       });
       cli.show({ plan_id: planId, removed }, opts.format as OutputFormat);
     });
@@ -121,8 +123,12 @@ export function registerPlanWorkCommands(plan: Command, cli: CliRuntime): void {
     .option('--stat', 'list the changed files and the totals only', false)
     .addOption(formatOption())
     .action(async (id: string, opts) => {
-      const changeset = await cli.withStores(({ plans, changesets }) =>
-        loadChangeset(id, plans.getPlan.bind(plans), changesets.get.bind(changesets)),
+      const changeset = await cli.withStores(async ({ plans, changesets }) =>
+        loadChangeset(
+          await resolvePlanId(plans, id),
+          plans.getPlan.bind(plans),
+          changesets.get.bind(changesets),
+        ),
       );
       const format = opts.format as OutputFormat;
       if (format === 'json' || format === 'yaml') {
@@ -190,9 +196,9 @@ export async function readContextOptions(opts: Record<string, unknown>): Promise
 }
 
 /** A plan's context may change until the plan has finished. */
-async function requireOpenPlan(plans: PlanStore, planId: string, typed: string): Promise<void> {
+async function requireOpenPlan(plans: PlanStore, planId: string): Promise<void> {
   const record = await plans.getPlan(planId);
-  if (record === null) throw new PlanClientError('notFound', `no plan with id ${typed}`);
+  if (record === null) throw new PlanClientError('notFound', `no plan with id ${planId}`);
   if (isFinished(record)) {
     throw new PlanClientError(
       'refused',
@@ -384,13 +390,12 @@ export async function readContextFile(real: string, shown: string, budget: numbe
 
 /** The plan's current changeset, or a clear error saying why there is none. */
 export async function loadChangeset(
-  id: string,
+  planId: string,
   getPlan: (planId: string) => Promise<{ changesetId: string | null; phase: string; state: string } | null>,
   getChangeset: (changesetId: string) => Promise<Changeset | null>,
 ): Promise<Changeset> {
-  const planId = parsePlanId(id);
   const record = await getPlan(planId);
-  if (record === null) throw new PlanClientError('notFound', `no plan with id ${id}`);
+  if (record === null) throw new PlanClientError('notFound', `no plan with id ${planId}`);
   if (record.changesetId === null) {
     throw new PlanClientError(
       'notFound',
@@ -405,9 +410,9 @@ export async function loadChangeset(
 }
 
 async function watchPlan(cli: CliRuntime, id: string, timeoutMs: number): Promise<void> {
-  const planId = parsePlanId(id);
   const deadline = Date.now() + timeoutMs;
   await cli.withPlans(async (client) => {
+    const planId = await client.planIdOf(id);
     // A spinner only on a terminal; a pipe or a log file gets one plain line per change.
     const spinner = cli.io.isTty ? await cli.spinner() : null;
     const line = (text: string): void => {

@@ -11,7 +11,8 @@ import { isUlid } from '../../domain/ids';
 import { enforcedInvariants } from '../../domain/invariant';
 import { waitingFor } from '../../domain/gates';
 import { explainDict, richTreeLines, treeRows, TREE_COLUMNS } from '../render/tree-view';
-import { parsePlanId } from '../plan-status';
+import { resolvePlanId } from '../plan-ref';
+import { shortIds } from '../../domain/plan-ref';
 import { correctionImpact } from '../../domain/correction';
 import { parseStepOption } from '../../domain/step-option';
 import { describeStep } from '../../domain/steps';
@@ -36,7 +37,7 @@ import {
 } from './runtime';
 
 const PLAN_ID = '<plan-id>';
-const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>)';
+const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>), a unique prefix of it (6+ characters), or the plan name';
 
 export function registerPlanCommands(program: Command, cli: CliRuntime): void {
   const plan = program.command('plan').description('create, inspect and advance plans');
@@ -104,22 +105,28 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
     )
     .option('--action <name>', 'only plans of this action')
     .option('--project <name>', 'only plans targeting this project')
-    .option('--parent <plan-id>', 'only the subplans this plan spawned')
+    .option('--parent <plan-id>', 'only the subplans this plan spawned (its id, id prefix or name)')
     .option('--limit <n>', 'at most this many plans', parsePositiveInt, 50)
     .addOption(formatOption())
     .action(async (opts) => {
-      const parent = opts.parent === undefined ? undefined : parsePlanId(opts.parent as string);
-      const plans = await cli.withStores(({ plans: store }) =>
-        store.listPlans({
+      const plans = await cli.withStores(async ({ plans: store }) => {
+        const parent =
+          opts.parent === undefined ? undefined : await resolvePlanId(store, opts.parent as string);
+        return store.listPlans({
           phase: opts.phase as Phase | undefined,
           state: opts.state as ProcessingState | undefined,
           actionName: opts.action as string | undefined,
           projectName: opts.project as string | undefined,
           ...(parent === undefined ? {} : { parentPlanId: parent }),
           limit: opts.limit as number,
-        }),
+        });
+      });
+      const shorts = shortIds(plans.map((p) => p.planId));
+      cli.showRows(
+        plans.map((p) => planListRow(p, shorts.get(p.planId) ?? p.planId)),
+        PLAN_LIST_COLUMNS,
+        opts.format,
       );
-      cli.showRows(plans.map(planListRow), PLAN_LIST_COLUMNS, opts.format);
     });
 
   plan
@@ -172,13 +179,16 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
     .addOption(formatOption())
     .action(async (id: string, opts) => {
       const snapshot = await cli.withPlans(async (client) => {
+        // Resolved once: what the person confirms and what is advanced are the same plan, even if a plan with
+        // the same name appears meanwhile.
+        const planId = await client.planIdOf(id);
         let reviewed: string | null | undefined;
         if (!(opts.yes as boolean)) {
-          const view = await client.snapshot(id, 'advance');
+          const view = await client.snapshot(planId, 'advance');
           await confirmCommands(cli, view);
           reviewed = await confirmApply(cli, view);
         }
-        return client.advance(id, {
+        return client.advance(planId, {
           by: opts.by as string,
           ...(opts.reason === undefined ? {} : { reason: opts.reason as string }),
           ...(opts.expect === undefined ? {} : { expectedPhase: opts.expect as Phase }),
@@ -301,15 +311,15 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
     )
     .addOption(formatOption())
     .action(async (id: string, opts) => {
-      const planId = parsePlanId(id);
       const format = opts.format as OutputFormat;
+      const planId = await cli.withStores(({ plans }) => resolvePlanId(plans, id));
       if (opts.subplans === true) {
         const family = await cli.withStores(async (stores) => {
           const loaded = await loadFamily(stores, planId, {
             showSuperseded: opts.showSuperseded as boolean,
             depth: opts.depth as number,
           });
-          if (loaded === null) throw new PlanClientError('notFound', `no plan with id ${id}`);
+          if (loaded === null) throw new PlanClientError('notFound', `no plan with id ${planId}`);
           return loaded;
         });
         if (format === 'rich') cli.print(richFamilyLines(family, cli.style).join('\n'));
@@ -319,7 +329,7 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
       }
       const tree = await cli.withStores(async ({ plans, decisions }) => {
         if ((await plans.getPlan(planId)) === null)
-          throw new PlanClientError('notFound', `no plan with id ${id}`);
+          throw new PlanClientError('notFound', `no plan with id ${planId}`);
         return decisions.getTree(planId, {
           showSuperseded: opts.showSuperseded as boolean,
           depth: opts.depth as number,

@@ -112,6 +112,7 @@ export const PROFILE_LIST_COLUMNS: readonly string[] = [
   'max_subplan_depth',
   'approvers',
   'required_approvals',
+  'on_timeout',
   'built_in',
   'description',
 ];

@@ -246,10 +246,17 @@ export type PlanListSource = Pick<
   'planId' | 'name' | 'actionName' | 'phase' | 'state' | 'automationLevel' | 'projects' | 'updatedAt'
 >;
 
-/** One row of `plan list`: flat scalars; projects as comma-separated names. */
-export function planListRow(plan: PlanListSource): Record<string, unknown> {
+/**
+ * One row of `plan list`: flat scalars; projects as comma-separated names. `shortId` is the id's shortest prefix
+ * unique among the plans listed (domain/plan-ref.ts shortIds): the column people read and type (ADR 0020); json and
+ * yaml keep the whole `plan_id` beside it for scripts.
+ */
+export function planListRow(plan: PlanListSource, shortId: string = plan.planId): Record<string, unknown> {
+  const { plan_id: planId, ...rest } = childRow(plan);
   return {
-    ...childRow(plan),
+    plan_id: planId,
+    short_id: shortId,
+    ...rest,
     automation_level: plan.automationLevel,
     projects: plan.projects.map((p) => p.projectName).join(','),
     updated_at: plan.updatedAt,
@@ -257,7 +264,7 @@ export function planListRow(plan: PlanListSource): Record<string, unknown> {
 }
 
 export const PLAN_LIST_COLUMNS: readonly string[] = [
-  'plan_id',
+  'short_id',
   'name',
   'action_name',
   'phase',

@@ -165,7 +165,8 @@ const cases: Array<[string, () => string[], RegExp]> = [
   ],
   ['non-namespaced profile name', () => ['profile', 'add', 'fast', '-a', 'full'], /profile name "fast"/],
   ['remove an unknown profile', () => ['profile', 'remove', 'team/nope'], /no profile named team\/nope/],
-  ['malformed plan id', () => ['plan', 'show', 'not-a-plan'], /is not a plan id/],
+  ['a plan name no plan has', () => ['plan', 'show', 'not-a-plan'], /no plan with id, id prefix or name/],
+  ['a plan id prefix too short', () => ['plan', 'show', '01KB0'], /too short for a plan id prefix/],
   [
     'a step without a verb',
     () => ['action', 'add', '-f', files.noVerb!],
@@ -191,7 +192,11 @@ const cases: Array<[string, () => string[], RegExp]> = [
     () => ['action', 'add', '-f', files.quotedPlaceholder!],
     /quoted-placeholder\.yaml: steps\.1\.run: \{\{msg\}\} is inside quotes in the command; .*\$CLEVERAGENTS_ARG_MSG$/,
   ],
-  ['diff of a malformed plan id', () => ['plan', 'diff', 'nope'], /is not a plan id/],
+  [
+    'diff of an unknown plan name',
+    () => ['plan', 'diff', 'nope'],
+    /no plan with id, id prefix or name "nope"/,
+  ],
   ['diff of an unknown plan', () => ['plan', 'diff', UNKNOWN_PLAN], /no plan with id/],
   [
     'context of an unknown plan',
@@ -203,7 +208,7 @@ const cases: Array<[string, () => string[], RegExp]> = [
     () => ['plan', 'context', 'add', UNKNOWN_PLAN, '/nonexistent/x'],
     /no such file/,
   ],
-  ['context list of a malformed id', () => ['plan', 'context', 'list', 'x'], /is not a plan id/],
+  ['context list of a too short prefix', () => ['plan', 'context', 'list', '0'], /too short/],
   ['invariant without a scope', () => ['invariant', 'add', 'Keep it'], /give exactly one scope/],
   [
     'invariant with two scopes',

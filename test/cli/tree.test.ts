@@ -142,7 +142,8 @@ it('explains a decision, with context and reasoning on request', async () => {
 
 it.each([
   [['plan', 'tree', '01KB0F5ZQ3S5G9X2N6W8Y4T7RA'], 3, /no plan with id/],
-  [['plan', 'tree', 'nope'], 2, /is not a plan id/],
+  [['plan', 'tree', 'nope'], 3, /no plan with id, id prefix or name "nope"/],
+  [['plan', 'tree', '01KB0'], 2, /too short for a plan id prefix/],
   [['plan', 'tree', '01KB0F5ZQ3S5G9X2N6W8Y4T7RA', '--depth', '-1'], 2, /--depth/],
   [['plan', 'explain', 'nope'], 2, /is not a decision id/],
   [['plan', 'explain', '01KB0F5ZQ3S5G9X2N6W8Y4T7RA'], 3, /decision 01KB0F5ZQ3S5G9X2N6W8Y4T7RA not found/],

@@ -265,6 +265,8 @@ describe(`migration ${UPGRADE_MIGRATION}`, () => {
       decisionRootId: decisionId,
       error: { type: 'ActorError', message: 'boom', details: null, at: updatedAt },
       parentPlanId: null,
+      gate: null,
+      paused: null,
       rootPlanId: null,
       depth: 0,
       childPlanIds: [],

@@ -152,6 +152,8 @@ describe('recordPlanCreated', () => {
       validationSummary: null,
       decisionRootId: null,
       error: null,
+      gate: null,
+      paused: null,
       parentPlanId: null,
       rootPlanId: null,
       depth: 0,
@@ -698,6 +700,8 @@ describe('seed 000 plan fields', () => {
       validationSummary: null,
       decisionRootId: null,
       error: null,
+      gate: null,
+      paused: null,
       parentPlanId: parent.planId,
       rootPlanId: parent.planId,
       depth: 1,
@@ -825,6 +829,77 @@ describe('reading', () => {
     expect(await store.getPlan(planId)).toBeNull();
     expect(await store.listEvents(planId)).toEqual([]);
     expect(await store.listDecisions(planId)).toEqual([]);
+  });
+});
+
+describe('findPlanRefs (ADR 0020)', () => {
+  /** Ten characters no other test's ULID starts with (the 7 is a timestamp thousands of years away). */
+  const base = `7${ulid().slice(-9)}`;
+  const low = `${base}${'0'.repeat(16)}`;
+  const mid = `${base}${'M'.repeat(16)}`;
+  const high = `${base}${'Z'.repeat(16)}`;
+  /** Just past the prefix's range on either side. */
+  const after = `${base.slice(0, 9)}${base[9] === 'Z' ? 'Y' : 'Z'}${'0'.repeat(16)}`;
+  const name = `refs ${base} 100%_sure`;
+
+  beforeAll(async () => {
+    await createPlan({ planId: low, name });
+    await createPlan({ planId: mid, name });
+    await createPlan({ planId: high, name: `${base}` });
+    await createPlan({ planId: after, name: `refs ${base} 100%` });
+  });
+
+  const ids = (found: { planId: string }[]) => found.map((f) => f.planId).sort();
+
+  it('finds a plan by its whole id, with what a person needs to tell plans apart', async () => {
+    expect(await store.findPlanRefs({ id: mid, limit: 5 })).toEqual([
+      { planId: mid, name, phase: 'STRATEGIZE', state: 'QUEUED', createdAt: expect.any(String) },
+    ]);
+    expect(await store.findPlanRefs({ id: ulid(), limit: 5 })).toEqual([]);
+  });
+
+  it('finds the plans whose id starts with a prefix: both ends of its range, nothing past them', async () => {
+    const inRange = [low, mid, high].sort();
+    expect(ids(await store.findPlanRefs({ idPrefix: base, limit: 5 }))).toEqual(inRange);
+    if (base[9] !== 'Z')
+      expect(ids(await store.findPlanRefs({ idPrefix: base, limit: 5 }))).not.toContain(after);
+    expect(ids(await store.findPlanRefs({ idPrefix: `${base}M`, limit: 5 }))).toEqual([mid]);
+    expect(ids(await store.findPlanRefs({ idPrefix: high, limit: 5 }))).toEqual([high]);
+    expect(await store.findPlanRefs({ idPrefix: `${base}1`, limit: 5 })).toEqual([]);
+    expect(await store.findPlanRefs({ idPrefix: base, limit: 2 })).toHaveLength(2);
+  });
+
+  it('compares names exactly: no wildcard, case or prefix matching', async () => {
+    expect(ids(await store.findPlanRefs({ name, limit: 5 }))).toEqual([low, mid].sort());
+    expect(ids(await store.findPlanRefs({ name: `refs ${base} 100%`, limit: 5 }))).toEqual([after]);
+    expect(await store.findPlanRefs({ name: `refs ${base} 100__sure`, limit: 5 })).toEqual([]);
+    expect(await store.findPlanRefs({ name: `refs ${base}%`, limit: 5 })).toEqual([]);
+    expect(await store.findPlanRefs({ name: name.toUpperCase(), limit: 5 })).toEqual([]);
+    expect(await store.findPlanRefs({ name: "x' OR '1'='1", limit: 5 })).toEqual([]);
+  });
+
+  it('answers every part at once, each plan once', async () => {
+    const found = await store.findPlanRefs({ id: high, idPrefix: base, name: base, limit: 5 });
+    expect(ids(found)).toEqual([low, mid, high].sort());
+  });
+
+  it('refuses a prefix outside the id alphabet (it could widen the range) and a limit that is not positive', async () => {
+    for (const idPrefix of ['7%', base.toLowerCase(), `${base}_`, '', `${high}0`]) {
+      await expect(store.findPlanRefs({ idPrefix, limit: 5 })).rejects.toThrow(RangeError);
+    }
+    await expect(store.findPlanRefs({ name, limit: 0 })).rejects.toThrow(RangeError);
+  });
+
+  (TEST_BACKEND === 'sqlite' ? it : it.skip)('reads an index, not the whole table, for both', async () => {
+    const plan = (sql: string) =>
+      prisma.$queryRawUnsafe<{ detail: string }[]>(`EXPLAIN QUERY PLAN ${sql}`, base, high);
+    const byPrefix = await plan('SELECT plan_id FROM plans WHERE plan_id >= ? AND plan_id <= ?');
+    expect(byPrefix.map((r) => r.detail).join('\n')).toMatch(/USING (COVERING |PRIMARY KEY )?INDEX/);
+    const byName = await prisma.$queryRawUnsafe<{ detail: string }[]>(
+      'EXPLAIN QUERY PLAN SELECT plan_id FROM plans WHERE name = ?',
+      name,
+    );
+    expect(byName.map((r) => r.detail).join('\n')).toMatch(/plans_name_idx/);
   });
 });
 

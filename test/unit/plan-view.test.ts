@@ -55,6 +55,7 @@ describe('asCliDict golden documents', () => {
       'phase',
       'state',
       'awaiting_approval',
+      'waiting_for',
       'description',
       // 3
       'definition_of_done',
@@ -99,6 +100,7 @@ describe('asCliDict golden documents', () => {
       phase: 'APPLY',
       state: 'ERRORED',
       awaiting_approval: true,
+      waiting_for: 'retry or cancel: APPLY is ERRORED (PhaseFailed: boom)',
       description: 'tidy up',
       definition_of_done: 'All files reviewed.',
       projects: [
@@ -292,6 +294,14 @@ describe('planListRow', () => {
     for (const column of PLAN_LIST_COLUMNS) expect(row).toHaveProperty(column);
     expect(row.projects).toBe('acme/api,acme/docs');
     expect(Object.values(row).every((v) => typeof v !== 'object')).toBe(true);
+  });
+  it('shows the short id where people read (plain, table, rich) and keeps the whole id beside it for scripts', () => {
+    const row = planListRow(fullPlan(), PLAN_ID.slice(0, 8));
+    expect(Object.keys(row).slice(0, 3)).toEqual(['plan_id', 'short_id', 'name']);
+    expect(row).toMatchObject({ plan_id: PLAN_ID, short_id: PLAN_ID.slice(0, 8) });
+    expect(PLAN_LIST_COLUMNS[0]).toBe('short_id');
+    expect(PLAN_LIST_COLUMNS).not.toContain('plan_id');
+    expect(planListRow(fullPlan()).short_id).toBe(PLAN_ID);
   });
 });
 

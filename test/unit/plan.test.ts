@@ -145,6 +145,7 @@ describe('asCliDict', () => {
       'phase',
       'state',
       'awaiting_approval',
+      'waiting_for',
       'description',
       'projects',
       'automation_level',

@@ -201,7 +201,15 @@ describe('MANUAL through the CLI', () => {
       });
       const list = await h.cli('plan', 'list', '--phase', 'applied', '--format', 'plain');
       expect(list.code).toBe(0);
-      expect(list.stdout).toContain(`${planId}\t`);
+      // The short id (ADR 0020): at least 8 characters of the id, and what every command takes.
+      const shortId = list.stdout
+        .split('\n')
+        .find((line) => planId.startsWith(line.split('\t')[0]!))
+        ?.split('\t')[0];
+      expect(shortId?.length).toBeGreaterThanOrEqual(8);
+      expect(JSON.parse((await h.cli('plan', 'show', shortId!, '--format', 'json')).stdout)).toMatchObject({
+        plan_id: planId,
+      });
 
       const decisions = await h.plans.listDecisions(planId);
       expect(decisions.filter((d) => d.type === 'user_intervention').map((d) => d.actor)).toEqual([
@@ -255,9 +263,16 @@ describe('refusals', () => {
       stderr: 'error: no plan with id 01KB0F5ZQ3S5G9X2N6W8Y4T7RA\n',
     });
 
-    const malformed = await h.cli('plan', 'show', 'not-a-plan');
-    expect(malformed.code).toBe(2);
-    expect(malformed.stderr).toMatch(/^error: "not-a-plan" is not a plan id/);
+    // Not an id, so a name (ADR 0020) that no plan has.
+    const unnamed = await h.cli('plan', 'show', 'not-a-plan');
+    expect(unnamed).toEqual({
+      code: 3,
+      stdout: '',
+      stderr: 'error: no plan with id, id prefix or name "not-a-plan"\n',
+    });
+    const tooShort = await h.cli('plan', 'show', '01KB');
+    expect(tooShort.code).toBe(2);
+    expect(tooShort.stderr).toMatch(/^error: "01KB" is too short for a plan id prefix/);
 
     const plansBefore = await h.plans.listPlans();
     const automation = await h.cli(

@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "plans_name_idx" ON "plans"("name");
