@@ -4,12 +4,13 @@
  * moment ago may be listed a moment later.
  */
 import type { Client } from '@temporalio/client';
-import { inboxRow, sortInbox } from '../domain/inbox';
+import { inboxRow } from '../domain/inbox';
 import type { InboxRow } from '../domain/inbox';
 import { PLAN_NAME_MEMO } from '../workflows/definitions';
 import { PlanClientError } from './errors';
 
 export interface InboxListing {
+  /** In the order visibility listed them: `inboxRows` (domain/inbox.ts) filters, sorts and shortens them. */
   rows: InboxRow[];
   /** More plans matched than `limit`: the rows are the first `limit` visibility returned, not the oldest. */
   truncated: boolean;
@@ -49,7 +50,7 @@ export async function listInbox(
   } catch (err) {
     throw explain(err);
   }
-  return { rows: sortInbox(rows), truncated };
+  return { rows, truncated };
 }
 
 /**

@@ -7,6 +7,7 @@
 import { WAITING_KINDS } from './gates';
 import type { WaitingKind } from './gates';
 import { isPhase, nextPhase } from './lifecycle';
+import { MIN_SHORT_ID_LENGTH, shortIds } from './plan-ref';
 import { approverSchema } from './schemas';
 
 /**
@@ -30,9 +31,6 @@ export const INBOX_ATTRIBUTES = {
 
 /** The workflow type of every plan (a subplan too): other workflows in the namespace are nobody's inbox. */
 export const PLAN_WORKFLOW_TYPE = 'planWorkflow';
-
-/** How much of a ULID the inbox shows: its first 10 characters are the millisecond it was made. */
-export const SHORT_ID_LENGTH = 10;
 
 /**
  * A value as a visibility query's string literal. Temporal's query parser (a MySQL dialect, for the SQL and the
@@ -121,7 +119,7 @@ export interface InboxRow {
   reminders: number | null;
 }
 
-/** The columns `table`, `rich` and `plain` show (json and yaml keep every field). */
+/** The columns `table`, `rich` and `plain` show, the short id first (json and yaml keep every field). */
 export const INBOX_COLUMNS: readonly string[] = ['id', 'name', 'action', 'waiting', 'gate', 'age', 'needs'];
 
 /**
@@ -142,7 +140,8 @@ export function inboxRow(source: InboxSource, now: Date): InboxRow | null {
   const next = isPhase(phase) ? nextPhase(phase) : undefined;
   return {
     plan_id: planId,
-    short_id: planId.slice(0, SHORT_ID_LENGTH),
+    // The shortest a short id can be; `inboxRows` makes it unique among the rows shown.
+    short_id: planId.slice(0, MIN_SHORT_ID_LENGTH),
     name: source.name ?? '',
     action_name: text(at[a.action]),
     phase,
@@ -169,6 +168,17 @@ export function canActOn(row: InboxRow, user: string): boolean {
   if (row.approved_by.includes(user)) return false;
   // `approvers` are those who may still approve: the list less whoever already did.
   return row.approvers.length === 0 || row.approvers.includes(user);
+}
+
+/**
+ * The rows to show, from the rows listed: one person's (`canActOn`) when `user` is given, longest waiting first,
+ * each with the shortest prefix of its id no other row shares (as `plan list` shows them, ADR 0020), which every
+ * command that takes a plan accepts.
+ */
+export function inboxRows(rows: readonly InboxRow[], user?: string): InboxRow[] {
+  const kept = user === undefined ? rows : rows.filter((row) => canActOn(row, user));
+  const shorts = shortIds(kept.map((row) => row.plan_id));
+  return sortInbox(kept).map((row) => ({ ...row, short_id: shorts.get(row.plan_id) ?? row.plan_id }));
 }
 
 /** The inbox in the order to work through it: longest waiting first, then by id for a stable order. */

@@ -2,7 +2,7 @@
  * `agents inbox [--as <user>]` (issue 16 item 5, ADR 0022): what waits for a person, from Temporal's visibility.
  */
 import type { Command } from 'commander';
-import { INBOX_COLUMNS, canActOn, inboxColumns, inboxQuery } from '../../domain/inbox';
+import { INBOX_COLUMNS, inboxColumns, inboxQuery, inboxRows } from '../../domain/inbox';
 import type { InboxRow } from '../../domain/inbox';
 import { PlanClientError } from '../errors';
 import type * as Inbox from '../inbox';
@@ -42,7 +42,7 @@ export function registerInboxCommand(program: Command, cli: CliRuntime): void {
       const listing = await cli.withPlans((client) =>
         listInbox(client.temporal, built.query, { limit: opts.limit as number }),
       );
-      const rows = user === undefined ? listing.rows : listing.rows.filter((row) => canActOn(row, user));
+      const rows = inboxRows(listing.rows, user);
       show(cli, rows, opts.format as OutputFormat, user);
       if (listing.truncated) {
         cli.io.stderr(`more than ${String(opts.limit)} plans wait; showing ${rows.length} (raise --limit)\n`);
@@ -64,11 +64,12 @@ function show(
     cli.print(user === undefined ? 'no plan waits for a person' : `no plan waits for ${user}`);
     return;
   }
-  // Plain is for scripts (`cut -f1 | xargs agents plan advance`): the whole id, which every command takes.
-  const shown = rows.map((row) =>
-    escaped({ ...inboxColumns(row), ...(format === 'plain' ? { id: row.plan_id } : {}) }),
+  // The short id, as `plan list` shows it: every command takes it (json and yaml have the whole id for scripts).
+  cli.showRows(
+    rows.map((row) => escaped(inboxColumns(row))),
+    INBOX_COLUMNS,
+    format,
   );
-  cli.showRows(shown, INBOX_COLUMNS, format);
 }
 
 /** Names and errors come from people and commands: their control characters are shown, never sent to the terminal. */

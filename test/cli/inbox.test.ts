@@ -200,7 +200,6 @@ describe('plans waiting for people', () => {
     const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
     expect(byName['anyone-may']).toMatchObject({
       plan_id: ids.anyone,
-      short_id: ids.anyone!.slice(0, 10),
       action_name: 'local/example',
       phase: 'STRATEGIZE',
       waiting_for: 'APPROVAL',
@@ -258,21 +257,27 @@ describe('plans waiting for people', () => {
     await expectInbox([ids.anyone!, ids.paused!, ids.reminded!, ids.errored!], ['--as', 'Alice']);
   });
 
-  it('shows the short id in a table and the whole id in plain, without control characters', async () => {
+  it('shows short ids in table and plain, each a prefix the other commands take', async () => {
+    const rows = await inboxJson('--as', 'alice');
+    const short = (id: string | undefined) => rows.find((r) => r.plan_id === id)?.short_id ?? '';
+    for (const row of rows) {
+      expect(row.plan_id.startsWith(row.short_id)).toBe(true);
+      expect(row.short_id.length).toBeGreaterThanOrEqual(8);
+    }
     const table = await inbox('--as', 'alice', '--format', 'table');
     expect(table.code).toBe(0);
     for (const header of ['id', 'name', 'action', 'waiting', 'gate', 'age', 'needs']) {
       expect(table.stdout).toContain(header);
     }
-    expect(table.stdout).toContain(ids.twoOfThree!.slice(0, 10));
+    expect(table.stdout).toContain(short(ids.twoOfThree));
     expect(table.stdout).not.toContain(ids.twoOfThree!);
     expect(table.stdout).toContain('STRATEGIZE→EXECUTE');
     const plain = await inbox('--as', 'alice', '--format', 'plain');
     const lines = plain.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(5);
-    const two = lines.find((line) => line.startsWith(ids.twoOfThree!));
+    const two = lines.find((line) => line.startsWith(`${short(ids.twoOfThree)}\t`));
     expect(two?.split('\t')).toEqual([
-      ids.twoOfThree,
+      short(ids.twoOfThree),
       'two-of-three',
       'local/example',
       'APPROVAL',
@@ -280,7 +285,12 @@ describe('plans waiting for people', () => {
       expect.stringMatching(/^\d+(s|m)/),
       'waiting at STRATEGIZE→EXECUTE for 2 more approvals (alice, bob or carol)',
     ]);
-    expect(lines.find((line) => line.startsWith(ids.reminded!))).toMatch(/\tAPPROVAL \(reminded \d+×\)\t/);
+    expect(lines.find((line) => line.startsWith(`${short(ids.reminded)}\t`))).toMatch(
+      /\tAPPROVAL \(reminded \d+×\)\t/,
+    );
+    // What a person copies from the inbox is what `plan show` takes.
+    const shown = await cliOk('plan', 'show', short(ids.twoOfThree), '--format', 'json');
+    expect(JSON.parse(shown.stdout)).toMatchObject({ plan_id: ids.twoOfThree });
     expect((await inbox('--format', 'rich')).code).toBe(0);
   });
 

@@ -3,13 +3,13 @@ import type { GateView, WaitingPlan } from '../../domain/gates';
 import {
   INBOX_ATTRIBUTES,
   PLAN_WORKFLOW_TYPE,
-  SHORT_ID_LENGTH,
   canActOn,
   checkInboxUser,
   formatAge,
   inboxColumns,
   inboxQuery,
   inboxRow,
+  inboxRows,
   quoteLiteral,
   sortInbox,
 } from '../../domain/inbox';
@@ -265,7 +265,7 @@ describe('inboxRow', () => {
     );
     expect(shaped).toEqual({
       plan_id: PLAN_ID,
-      short_id: PLAN_ID.slice(0, SHORT_ID_LENGTH),
+      short_id: '01KBD0Q1',
       name: 'fix-login',
       action_name: 'local/example',
       phase: 'EXECUTE',
@@ -281,7 +281,6 @@ describe('inboxRow', () => {
       approved_by: ['bob'],
       reminders: 0,
     });
-    expect(shaped.short_id).toBe('01KBD0Q1W8');
   });
 
   it('shows the low-confidence decision and its confidence in what is needed', () => {
@@ -339,7 +338,7 @@ describe('inboxRow', () => {
     expect(paused.needs).toBe('resume: paused by ops (freeze)');
     const reminded = row(snapshot({ gate: gate({ reminders: 2 }) }));
     expect(inboxColumns(reminded)).toEqual({
-      id: '01KBD0Q1W8',
+      id: '01KBD0Q1',
       name: 'fix-login',
       action: 'local/example',
       waiting: 'APPROVAL (reminded 2×)',
@@ -451,6 +450,36 @@ describe('canActOn: the --as rule on the rows', () => {
   it('keeps ERRORED and paused plans for everyone', () => {
     expect(canActOn(errored, 'alice')).toBe(true);
     expect(canActOn(pausedAtGate, 'alice')).toBe(true);
+  });
+});
+
+describe('inboxRows: what is shown', () => {
+  const at = (id: string, since: string, overrides: Partial<SnapshotFields> = {}) => {
+    const shaped = inboxRow({ ...listed(snapshot({ ...overrides, planId: id })) }, NOW);
+    if (shaped === null) throw new Error('not waiting');
+    return { ...shaped, waiting_since: since };
+  };
+  // Two plans made in the same second share their first 8 characters; a third does not.
+  const first = at('01KBD0Q1W8N7Y3J5Z2T4V6X8AB', '2026-12-02T11:00:00.000Z');
+  const second = at('01KBD0Q1XAN7Y3J5Z2T4V6X8AB', '2026-12-02T10:00:00.000Z', {
+    gate: gate({ approvers: ['bob'] }),
+  });
+  const third = at('01KBE00000N7Y3J5Z2T4V6X8AB', '2026-12-02T09:00:00.000Z');
+
+  it('gives each row the shortest prefix no other row shares, at least 8 characters', () => {
+    expect(inboxRows([first, second, third]).map((r) => r.short_id)).toEqual([
+      '01KBE000',
+      '01KBD0Q1X',
+      '01KBD0Q1W',
+    ]);
+  });
+
+  it("keeps one person's rows only, and shortens among those", () => {
+    const alice = inboxRows([first, second, third], 'alice');
+    expect(alice.map((r) => [r.plan_id, r.short_id])).toEqual([
+      [third.plan_id, '01KBE000'],
+      [first.plan_id, '01KBD0Q1'],
+    ]);
   });
 });
 
