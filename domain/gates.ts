@@ -220,6 +220,22 @@ export function waitingSince(plan: WaitingPlan & { updatedAt: string }): string 
   return null;
 }
 
+/** What a waiting plan waits for a person to do: the PlanWaitingFor search attribute, the inbox's `waiting` column. */
+export const WAITING_KINDS = ['APPROVAL', 'RETRY', 'RESUME'] as const;
+export type WaitingKind = (typeof WAITING_KINDS)[number];
+
+/**
+ * The kind of `waitingFor`'s sentence, set exactly when `waitingSince` is: an ERRORED plan waits for a retry (or a
+ * cancel) before anything else, a paused one for its resume even at an open gate (its gate cannot pass while it is
+ * held), and only then a gate for its approval.
+ */
+export function waitingKind(plan: WaitingPlan): WaitingKind | null {
+  if (plan.state === 'ERRORED') return 'RETRY';
+  if (plan.paused !== undefined && plan.paused !== null) return 'RESUME';
+  if (plan.awaitingApproval) return 'APPROVAL';
+  return null;
+}
+
 function firstLine(text: string): string {
   const line = text.split('\n', 1)[0] ?? '';
   return line.length > 160 ? `${line.slice(0, 157)}...` : line;

@@ -7,7 +7,7 @@
 import { defineSearchAttributeKey } from '@temporalio/common';
 import type { SearchAttributePair, SearchAttributeUpdatePair } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { pendingApprovers, waitingFor, waitingSince } from '../domain/gates';
+import { approvalsLeft, pendingApprovers, waitingFor, waitingKind, waitingSince } from '../domain/gates';
 import type { LowConfidenceDecision } from '../domain/gates';
 import type { AutomationLevel, Phase, ProcessingState } from '../domain/lifecycle';
 import type { CorrectionSituation, RerunPhase, RerunTracking } from '../domain/correction';
@@ -221,6 +221,14 @@ export const PlanWaitingSinceKey = defineSearchAttributeKey('PlanWaitingSince', 
 export const PlanApproversKey = defineSearchAttributeKey('PlanApprovers', 'KEYWORD_LIST');
 /** What the plan needs from a person, in words (domain/gates.ts waitingFor); absent while it needs nothing. */
 export const PlanNeedsKey = defineSearchAttributeKey('PlanNeeds', 'TEXT');
+/** What the plan waits for a person to do: APPROVAL, RETRY or RESUME (domain/gates.ts waitingKind); absent: nothing. */
+export const PlanWaitingForKey = defineSearchAttributeKey('PlanWaitingFor', 'KEYWORD');
+/** Who has approved the open gate so far: the inbox leaves it out of theirs (`--as`); absent: nobody (or no gate). */
+export const PlanApprovedByKey = defineSearchAttributeKey('PlanApprovedBy', 'KEYWORD_LIST');
+/** How many more approvals the open gate needs; absent while no gate is open. */
+export const PlanApprovalsLeftKey = defineSearchAttributeKey('PlanApprovalsLeft', 'INT');
+/** How many reminders the open gate's timeout has recorded (`--on-timeout remind`); absent while no gate is open. */
+export const PlanRemindersKey = defineSearchAttributeKey('PlanReminders', 'INT');
 
 /**
  * The search attributes a plan shows in this state; null removes one (a plan that stopped waiting). The one list
@@ -247,6 +255,7 @@ export function planSearchAttributes(
   const needs = waitingFor(plan);
   const gate = plan.awaitingApproval ? (plan.gate ?? null) : null;
   const approvers = gate === null ? [] : pendingApprovers(gate);
+  const approvedBy = gate === null ? [] : gate.approvals.map((a) => a.by);
   return [
     { key: PlanPhaseKey, value: plan.phase },
     { key: PlanStateKey, value: plan.state },
@@ -257,6 +266,10 @@ export function planSearchAttributes(
     { key: PlanWaitingSinceKey, value: since === null ? null : new Date(since) },
     { key: PlanApproversKey, value: approvers.length === 0 ? null : approvers },
     { key: PlanNeedsKey, value: needs },
+    { key: PlanWaitingForKey, value: waitingKind(plan) },
+    { key: PlanApprovedByKey, value: approvedBy.length === 0 ? null : approvedBy },
+    { key: PlanApprovalsLeftKey, value: gate === null ? null : approvalsLeft(gate) },
+    { key: PlanRemindersKey, value: gate === null ? null : gate.reminders },
   ];
 }
 
@@ -270,7 +283,7 @@ export function startSearchAttributes(
 /** `--search-attribute` arguments for `temporal server start-dev`, derived from the keys above. */
 export const SEARCH_ATTRIBUTE_DEFINITIONS: ReadonlyArray<{
   name: string;
-  type: 'Keyword' | 'Bool' | 'Datetime' | 'KeywordList' | 'Text';
+  type: 'Keyword' | 'Bool' | 'Datetime' | 'KeywordList' | 'Text' | 'Int';
 }> = [
   { name: PlanPhaseKey.name, type: 'Keyword' },
   { name: PlanStateKey.name, type: 'Keyword' },
@@ -281,6 +294,10 @@ export const SEARCH_ATTRIBUTE_DEFINITIONS: ReadonlyArray<{
   { name: PlanWaitingSinceKey.name, type: 'Datetime' },
   { name: PlanApproversKey.name, type: 'KeywordList' },
   { name: PlanNeedsKey.name, type: 'Text' },
+  { name: PlanWaitingForKey.name, type: 'Keyword' },
+  { name: PlanApprovedByKey.name, type: 'KeywordList' },
+  { name: PlanApprovalsLeftKey.name, type: 'Int' },
+  { name: PlanRemindersKey.name, type: 'Int' },
 ];
 
 /** The memo key holding the plan's human name, shown in the Web UI. */

@@ -12,6 +12,7 @@ import { EXIT_CODES, PlanClientError } from '../errors';
 import { registerActionCommands } from './action';
 import { createCliRuntime } from './runtime';
 import type { CliIo, CliOptions, CliRuntime } from './runtime';
+import { registerInboxCommand } from './inbox';
 import { registerInvariantCommands } from './invariant';
 import { registerPlanCommands } from './plan';
 import { registerProfileCommands } from './profile';
@@ -52,6 +53,7 @@ export function buildProgram(io: CliIo, cli: CliRuntime = createCliRuntime(io)):
   registerProjectCommands(program, cli);
   registerProfileCommands(program, cli);
   registerInvariantCommands(program, cli);
+  registerInboxCommand(program, cli);
   return program;
 }
 
