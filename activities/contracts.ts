@@ -8,6 +8,7 @@ import type { StrategyRevision } from '../domain/correction';
 import type { DecisionDraft } from '../domain/decision';
 import type { Phase, WorkPhase } from '../domain/lifecycle';
 import type { PlanInvariant, PlanSpec } from '../domain/plan';
+import type { RefusalWrite } from '../storage/types';
 
 /**
  * The plan's own writes keep their storage names: the workflow hands them to recordPlanCreated/recordPlanState
@@ -19,6 +20,9 @@ export type {
   PlanStateWrite as RecordPlanStateInput,
   PlanStateWritten as RecordPlanStateResult,
 } from '../storage/types';
+
+/** A refusal the workflow records (its `approve` or `recordRefusal` signal): always under a number it allocated. */
+export type RecordRefusalInput = Omit<RefusalWrite, 'eventSeq'> & { eventSeq: number };
 export type { PlanEventType } from '../domain/plan';
 
 /**

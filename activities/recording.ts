@@ -16,6 +16,7 @@ import type {
   RecordPlanCreatedInput,
   RecordPlanStateInput,
   RecordPlanStateResult,
+  RecordRefusalInput,
 } from './contracts';
 
 export function createRecordingActivities(deps: { plans: PlanStore; decisions: DecisionStore }) {
@@ -35,6 +36,11 @@ export function createRecordingActivities(deps: { plans: PlanStore; decisions: D
 
     async recordPlanState(input: RecordPlanStateInput): Promise<RecordPlanStateResult> {
       return plans.recordPlanState(input);
+    },
+
+    /** A command the plan refused, as its COMMAND_REFUSED event (ADR 0021); a retry finds its row. */
+    async recordRefusal(input: RecordRefusalInput): Promise<void> {
+      await plans.recordRefusal(input);
     },
 
     /** Read-only: refuses before the workflow spends sequence numbers on a correction that cannot be made. */

@@ -617,7 +617,11 @@ async function correctDecision(tx: Tx, input: CorrectDecisionInput, at: Date) {
   if (parentId !== null) await refreshDownstream(tx, [parentId]);
 
   if (input.event !== undefined) {
-    const latest = await tx.planEvent.aggregate({ where: { planId }, _max: { seq: true } });
+    // A refusal moves nothing, so it is not the event the row follows.
+    const latest = await tx.planEvent.aggregate({
+      where: { planId, type: { not: 'COMMAND_REFUSED' } },
+      _max: { seq: true },
+    });
     await tx.planEvent.create({
       data: {
         planId,

@@ -21,6 +21,7 @@ import {
   tagSchema,
 } from '../domain/schemas';
 import { PLAN_EVENT_TYPES, STATE_NEUTRAL_EVENT_TYPES } from '../domain/plan';
+import { refusalMessage } from '../domain/refusals';
 import type { ApplyStatistics } from '../domain/changeset';
 import type { PlanError, PlanSpec } from '../domain/plan';
 import { inChunks } from './chunks';
@@ -145,6 +146,55 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
         if (rootId !== undefined) await setDecisionRoot(tx, input.planId, rootId);
         if (input.supersede !== undefined) await supersede(tx, input.planId, input.supersede);
         return { decisionIds };
+      });
+    },
+
+    async recordRefusal(input) {
+      if (input.eventSeq !== null) checkEventSeq(input.eventSeq);
+      const at = parseTime(input.at, 'at');
+      return prisma.$transaction(async (tx) => {
+        await claimWriteLock(tx, input.planId);
+        const plan = await tx.plan.findUnique({
+          where: { id: input.planId },
+          select: { phase: true, state: true },
+        });
+        if (plan === null) throw new PlanNotFoundError(input.planId);
+        let seq = input.eventSeq;
+        if (seq === null) {
+          // The workflow has ended: nothing else numbers this plan's events now, and the lock keeps two refused
+          // clients from taking the same number.
+          const latest = await tx.planEvent.aggregate({
+            where: { planId: input.planId },
+            _max: { seq: true },
+          });
+          seq = (latest._max.seq ?? -1) + 1;
+        } else {
+          const existing = await tx.planEvent.findUnique({
+            where: { planId_seq: { planId: input.planId, seq } },
+            select: { type: true },
+          });
+          if (existing !== null) {
+            // A retry of this very write: done already. Anything else under the number is a bug worth stopping on.
+            if (existing.type === 'COMMAND_REFUSED') return seq;
+            throw new PlanConflictError(
+              input.planId,
+              `event ${seq} is already recorded as ${existing.type}, not as the refusal`,
+            );
+          }
+        }
+        // Only the event: a refusal changes neither the plan row nor its updatedAt (lockAndAdvancePlan skips it
+        // when it asks whether a state change is the newest).
+        await insertPlanEvent(tx, {
+          planId: input.planId,
+          seq,
+          type: 'COMMAND_REFUSED',
+          phase: input.phase ?? plan.phase,
+          state: input.state ?? plan.state,
+          recordedBy: input.by,
+          message: refusalMessage(input),
+          at,
+        });
+        return seq;
       });
     },
 

@@ -59,7 +59,7 @@ export interface PlanForRecording {
  * - Lock: an UPDATE is a write, so SQLite takes the write lock before the statement reads anything, as
  *   claimWriteLock does (storage/lock.ts says why that must come first); RETURNING then answers from the latest
  *   committed state. (On PostgreSQL the UPDATE locks the plan's row, which serialises recordings of a plan there.)
- * - Plan row: it mirrors the event with the highest sequence number. Events normally arrive in order, but a
+ * - Plan row: it mirrors the event with the highest sequence number (refusals left out: they move nothing). Events normally arrive in order, but a
  *   retried activity can land after a later one and must not roll the row back; a retry of this very event must
  *   change nothing. Hence each column changes only when no event numbered eventSeq or higher is stored (checked
  *   before this recording's own event is inserted). Everything later in the transaction may still refuse the
@@ -79,8 +79,11 @@ export async function lockAndAdvancePlan(
   columns: PlanStateColumns,
   decisionSeqs: readonly number[],
 ): Promise<PlanForRecording | null> {
+  // A refusal (COMMAND_REFUSED) may take a number while a state change is being written and land first; it
+  // changed nothing, so it must not keep the row from following the change.
   const isNewest = Prisma.sql`NOT EXISTS (SELECT 1 FROM plan_events e
-    WHERE e.plan_id = plans.plan_id AND e.sequence_number >= ${eventSeq})`;
+    WHERE e.plan_id = plans.plan_id AND e.sequence_number >= ${eventSeq}
+      AND e.event_type <> 'COMMAND_REFUSED')`;
   const fields = (Object.keys(STATE_COLUMNS) as (keyof PlanStateColumns)[]).filter(
     (field) => columns[field] !== undefined,
   );

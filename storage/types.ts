@@ -10,6 +10,7 @@ import type { AutomationLevel, Phase, ProcessingState } from '../domain/lifecycl
 import type { PlanError, PlanEventType, PlanFields, PlanSpec } from '../domain/plan';
 import type { GateView, PauseView } from '../domain/gates';
 import type { PlanRefCandidate } from '../domain/plan-ref';
+import type { RefusableCommand } from '../domain/refusals';
 
 /** A decision with the sequence number the workflow allocated for it. */
 export interface DecisionWrite {
@@ -49,6 +50,26 @@ export interface PlanStateWrite {
   gate?: GateView | null;
   paused?: PauseView | null;
   automationLevel?: AutomationLevel;
+}
+
+/**
+ * A command the plan refused (ADR 0021): recorded as a COMMAND_REFUSED event, which changes nothing else (not the
+ * plan row, not its updatedAt). The texts are made safe by the caller (domain/refusals.ts).
+ */
+export interface RefusalWrite {
+  planId: string;
+  /**
+   * The number the workflow allocated (a retried write finds its row and changes nothing); null once the workflow
+   * has ended: the next free number is taken, since nothing else writes the plan any more.
+   */
+  eventSeq: number | null;
+  at: string;
+  by: string;
+  command: RefusableCommand;
+  reason: string;
+  /** The plan's phase and state as the refusing workflow saw them; left out, the plan row's. */
+  phase?: Phase;
+  state?: ProcessingState;
 }
 
 export interface PlanStateWritten {
@@ -114,6 +135,8 @@ export interface PlanStore {
    * decisions (planId, seq). A retried write of the same input writes nothing new and returns the same decision ids.
    */
   recordPlanState(input: PlanStateWrite): Promise<PlanStateWritten>;
+  /** Appends a COMMAND_REFUSED event and returns its sequence number; an unknown plan is PlanNotFoundError. */
+  recordRefusal(input: RefusalWrite): Promise<number>;
   getPlan(planId: string): Promise<PlanRecord | null>;
   /** The spec the plan was created with (fixed for its life), or null for an unknown plan. */
   getSpec(planId: string): Promise<PlanSpec | null>;

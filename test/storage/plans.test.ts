@@ -601,6 +601,120 @@ describe('recordPlanState', () => {
   });
 });
 
+describe('recordRefusal (ADR 0021)', () => {
+  it('appends a COMMAND_REFUSED event under the number given, and a retry changes nothing', async () => {
+    const spec = await createPlan();
+    await store.recordPlanState(stateInput(spec.planId, 1, { state: 'PROCESSING' }));
+    const planBefore = await store.getPlan(spec.planId);
+    const write = {
+      planId: spec.planId,
+      eventSeq: 2,
+      at: nextTime(),
+      by: 'mallory',
+      command: 'advance' as const,
+      reason: 'mallory may not approve entering APPLY',
+      phase: 'EXECUTE' as const,
+      state: 'COMPLETE' as const,
+    };
+    expect(await store.recordRefusal(write)).toBe(2);
+    expect(await store.recordRefusal({ ...write, at: nextTime(), reason: 'another' })).toBe(2);
+
+    const events = await store.listEvents(spec.planId);
+    expect(events.map((e) => [e.seq, e.type])).toEqual([
+      [0, 'PLAN_CREATED'],
+      [1, 'PHASE_STARTED'],
+      [2, 'COMMAND_REFUSED'],
+    ]);
+    expect(events[2]).toMatchObject({
+      recordedBy: 'mallory',
+      phase: 'EXECUTE',
+      state: 'COMPLETE',
+      message: 'advance refused: mallory may not approve entering APPLY',
+      at: write.at,
+    });
+    // A refusal moves nothing: not the row, not its updatedAt, and it is not the event the plan waits at.
+    expect(await store.getPlan(spec.planId)).toEqual(planBefore);
+    expect((await store.lastStateEvent(spec.planId))?.seq).toBe(1);
+  });
+
+  it('refuses a number another event holds', async () => {
+    const spec = await createPlan();
+    await expect(
+      store.recordRefusal({
+        planId: spec.planId,
+        eventSeq: 0,
+        at: nextTime(),
+        by: 'bob',
+        command: 'retry',
+        reason: 'nothing to retry',
+      }),
+    ).rejects.toBeInstanceOf(PlanConflictError);
+  });
+
+  it('without a number (the workflow has ended) takes the next one, with the plan row’s phase and state', async () => {
+    const spec = await createPlan();
+    await store.recordPlanState(
+      stateInput(spec.planId, 1, { event: 'PLAN_APPLIED', phase: 'APPLIED', state: 'COMPLETE' }),
+    );
+    const first = await store.recordRefusal({
+      planId: spec.planId,
+      eventSeq: null,
+      at: nextTime(),
+      by: 'carol',
+      command: 'advance',
+      reason: 'the plan has finished (APPLIED, COMPLETE)',
+    });
+    const second = await store.recordRefusal({
+      planId: spec.planId,
+      eventSeq: null,
+      at: nextTime(),
+      by: 'carol',
+      command: 'cancel',
+      reason: 'the plan has finished (APPLIED, COMPLETE)',
+    });
+    expect([first, second]).toEqual([2, 3]);
+    expect((await store.listEvents(spec.planId)).slice(2)).toEqual([
+      expect.objectContaining({
+        type: 'COMMAND_REFUSED',
+        phase: 'APPLIED',
+        state: 'COMPLETE',
+        recordedBy: 'carol',
+      }),
+      expect.objectContaining({ message: 'cancel refused: the plan has finished (APPLIED, COMPLETE)' }),
+    ]);
+  });
+
+  it('throws PlanNotFoundError for an unknown plan', async () => {
+    await expect(
+      store.recordRefusal({
+        planId: ulid(),
+        eventSeq: null,
+        at: nextTime(),
+        by: 'bob',
+        command: 'advance',
+        reason: 'x',
+      }),
+    ).rejects.toBeInstanceOf(PlanNotFoundError);
+  });
+
+  it('lets a state change numbered before a refusal that landed first still move the plan row', async () => {
+    const spec = await createPlan();
+    // The workflow numbered the gate's opening 1 and a refusal 2; the refusal's write finished first.
+    await store.recordRefusal({
+      planId: spec.planId,
+      eventSeq: 2,
+      at: nextTime(),
+      by: 'mallory',
+      command: 'approve',
+      reason: 'mallory may not approve',
+    });
+    const gate = stateInput(spec.planId, 1, { event: 'AWAITING_APPROVAL', state: 'COMPLETE' });
+    await store.recordPlanState(gate);
+    expect(await store.getPlan(spec.planId)).toMatchObject({ state: 'COMPLETE', updatedAt: gate.at });
+    expect((await store.lastStateEvent(spec.planId))?.type).toBe('AWAITING_APPROVAL');
+  });
+});
+
 describe('seed 000 plan fields', () => {
   it('round-trips a fully populated spec exactly, normalised as the domain schema left it', async () => {
     const parent = await createPlan();
