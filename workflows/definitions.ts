@@ -14,6 +14,7 @@ import type { CorrectionSituation, RerunPhase, RerunTracking } from '../domain/c
 import type { CorrectionIds } from '../domain/decision';
 import { TASK_QUEUE } from '../domain/ids';
 import type { PlanSnapshot, PlanSpec } from '../domain/plan';
+import type { RefusableCommand } from '../domain/refusals';
 import type { Step, Strategy } from '../domain/steps';
 
 export { TASK_QUEUE };
@@ -195,11 +196,24 @@ export interface ApprovePlanSignal {
   reason?: string;
 }
 
+/**
+ * A command the plan refused, sent by the client that was refused (ADR 0021): Temporal keeps no trace of an update
+ * its validator rejected, so the client reports it and the workflow records it as COMMAND_REFUSED under a number
+ * it allocates. Not trusted: the workflow checks and cuts it (domain/refusals.ts refusalOf) before recording.
+ */
+export interface RecordRefusalSignal {
+  by: string;
+  command: RefusableCommand;
+  /** The validator's reason, as the refused client received it. */
+  reason: string;
+}
+
 export const advancePlanUpdate = defineUpdate<PlanSnapshot, [AdvancePlanRequest]>('advancePlan');
 export const pausePlanUpdate = defineUpdate<PlanSnapshot, [HoldPlanRequest]>('pausePlan');
 export const resumePlanUpdate = defineUpdate<PlanSnapshot, [HoldPlanRequest]>('resumePlan');
 export const setAutomationUpdate = defineUpdate<PlanSnapshot, [SetAutomationRequest]>('setAutomation');
 export const approveSignal = defineSignal<[ApprovePlanSignal]>('approve');
+export const recordRefusalSignal = defineSignal<[RecordRefusalSignal]>('recordRefusal');
 export const retryPhaseUpdate = defineUpdate<PlanSnapshot, [RetryPhaseRequest]>('retryPhase');
 export const correctDecisionUpdate = defineUpdate<CorrectionIds, [CorrectDecisionRequest]>('correctDecision');
 export const amendPlanUpdate = defineUpdate<PlanSnapshot, [AmendPlanRequest]>('amendPlan');

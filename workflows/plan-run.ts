@@ -55,6 +55,14 @@ import {
 } from '../domain/gates';
 import type { ConfidenceCandidate, GatePolicy, GateView, PauseView } from '../domain/gates';
 import { WORKFLOW_ACTOR, initialSnapshot, withInputDefaults } from '../domain/plan';
+import {
+  MAX_REFUSALS_PER_RUN,
+  MAX_REFUSAL_REASON_CHARS,
+  approvalSignalRequest,
+  refusalOf,
+  safeText,
+} from '../domain/refusals';
+import type { CommandRefusal } from '../domain/refusals';
 import type { PlanError, PlanSnapshot, PlanSpec } from '../domain/plan';
 import {
   DEFAULT_HISTORY_EVENT_LIMIT,
@@ -62,10 +70,12 @@ import {
   advancePlanUpdate,
   amendPlanUpdate,
   correctDecisionUpdate,
+  approveSignal,
   correctionSituationQuery,
   getPlanQuery,
   pausePlanUpdate,
   planSearchAttributes,
+  recordRefusalSignal,
   resumePlanUpdate,
   retryPhaseUpdate,
   setAutomationUpdate,
@@ -109,7 +119,7 @@ const localRecordings = proxyLocalActivities<PlanActivities>({
 /** The activities PlanRun records through, the same calls whichever way they are scheduled. */
 type Recordings = Pick<
   PlanActivities,
-  'recordPlanCreated' | 'recordPlanState' | 'checkCorrection' | 'correctDecision'
+  'recordPlanCreated' | 'recordPlanState' | 'recordRefusal' | 'checkCorrection' | 'correctDecision'
 >;
 
 /** The phases with work, in the only order a plan moves through them. */
@@ -136,6 +146,13 @@ export const GATE_EXPIRY_PATCH = 'gate-expiry';
  * then, so plans that moved on unattended before confidence was enforced replay moving on.
  */
 export const CONFIDENCE_GATE_PATCH = 'confidence-gates';
+
+/**
+ * Marks plans that act on people's signals: the Web UI's `approve` and a client's `recordRefusal` (ADR 0021). Asked
+ * by each handler before it does anything, so a plan whose older worker received such a signal and ignored it (no
+ * handler then) replays ignoring it, and histories without these signals carry no marker at all.
+ */
+export const PEOPLE_SIGNALS_PATCH = 'people-signals';
 
 /**
  * Thrown when the plan ends at a gate that expired: its cancellation is recorded, and PlanRun.run turns this into
@@ -213,6 +230,8 @@ export class PlanRun {
   readonly policy: GatePolicy;
   /** A resume accepted and being recorded: a second one is refused meanwhile. */
   private resuming = false;
+  /** Refusals recorded by this run, up to MAX_REFUSALS_PER_RUN. */
+  private refusalsRecorded = 0;
 
   constructor(input: PlanWorkflowInput, options: { lean: boolean }) {
     this.lean = options.lean;
@@ -308,6 +327,9 @@ export class PlanRun {
     const { state } = this;
     setHandler(getPlanQuery, () => this.snapshot());
     setHandler(correctionSituationQuery, () => this.situation());
+    // Signals cannot be refused to their sender: neither handler throws, whatever it is sent.
+    setHandler(recordRefusalSignal, (raw: unknown) => this.onRefusalSignal(raw));
+    setHandler(approveSignal, (raw: unknown) => this.onApproveSignal(raw));
 
     setHandler(
       advancePlanUpdate,
@@ -598,6 +620,86 @@ export class PlanRun {
         },
       },
     );
+  }
+
+  /** A client was refused a command (its update's validator said no) and reports it, to be logged. */
+  private async onRefusalSignal(raw: unknown): Promise<void> {
+    if (!patched(PEOPLE_SIGNALS_PATCH)) return;
+    const refusal = refusalOf(raw);
+    if (refusal === null) {
+      log.warn('ignored a recordRefusal signal that names no command', { planId: this.state.plan.planId });
+      return;
+    }
+    await this.recordRefusal(refusal);
+  }
+
+  /**
+   * The Web UI's "Send signal" `approve`: what `plan advance` does at a gate, judged by the same approvalVerdict and
+   * counted the same way under an approval policy. A refusal is logged as COMMAND_REFUSED, never thrown: a signal
+   * handler that throws would fail the workflow task (or the plan).
+   */
+  private async onApproveSignal(raw: unknown): Promise<void> {
+    if (!patched(PEOPLE_SIGNALS_PATCH)) return;
+    const asked = approvalSignalRequest(raw);
+    if (!asked.ok) {
+      await this.recordRefusal({ by: asked.by, command: 'approve', reason: asked.reason });
+      return;
+    }
+    const request: AdvancePlanRequest = {
+      by: asked.by,
+      ...(asked.reason === undefined ? {} : { reason: asked.reason }),
+    };
+    const verdict = this.approvalVerdict(request);
+    if (!verdict.ok) {
+      const reason = safeText(verdict.reason, MAX_REFUSAL_REASON_CHARS);
+      await this.recordRefusal({ by: asked.by, command: 'approve', reason });
+      return;
+    }
+    try {
+      await this.approve(request);
+    } catch (err) {
+      // A recording that cannot succeed (a bug, a conflicting row): the update would fail its caller; a signal has
+      // no caller, so it is logged for the operator.
+      log.error('an approval by signal could not be recorded', {
+        planId: this.state.plan.planId,
+        by: request.by,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+
+  /**
+   * Records a refused command as the plan's COMMAND_REFUSED event: one local activity (a marker) under the next
+   * event number. It moves nothing: the plan's state, its gate and its updatedAt stay as they are. Never throws.
+   */
+  private async recordRefusal(refusal: CommandRefusal): Promise<void> {
+    const { state } = this;
+    if (this.refusalsRecorded >= MAX_REFUSALS_PER_RUN) {
+      log.warn('refusal not recorded: this run has recorded as many as it keeps', {
+        planId: state.plan.planId,
+        limit: MAX_REFUSALS_PER_RUN,
+      });
+      return;
+    }
+    this.refusalsRecorded += 1;
+    const input = {
+      planId: state.plan.planId,
+      eventSeq: state.eventSeq++,
+      at: now(),
+      ...refusal,
+      phase: state.plan.phase,
+      state: state.plan.state,
+    };
+    try {
+      // Written even while the plan is being cancelled: the refusal happened, and the number is spent.
+      await CancellationScope.nonCancellable(() => this.recordings.recordRefusal(input));
+    } catch (err) {
+      log.error('a refusal could not be recorded', {
+        planId: state.plan.planId,
+        eventSeq: input.eventSeq,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
   }
 
   /**
