@@ -31,11 +31,14 @@ import {
   correctionSituationQuery,
   getPlanQuery,
   pausePlanUpdate,
+  recordRefusalSignal,
   resumePlanUpdate,
   retryPhaseUpdate,
   setAutomationUpdate,
   startSearchAttributes,
 } from '../workflows/definitions';
+import { refusalOf } from '../domain/refusals';
+import type { RefusableCommand } from '../domain/refusals';
 import { planSummary } from '../domain/gates';
 import type {
   AdvancePlanRequest,
@@ -103,6 +106,14 @@ export interface PlanClientOptions {
 }
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
+
+/** A person's command, as the log of refusals names it (ADR 0021): which one, and who sent it. */
+export interface AskedCommand {
+  command: RefusableCommand;
+  by: string;
+}
+
+type PlanHandle = ReturnType<Client['workflow']['getHandle']>;
 
 /**
  * The engine's client library: the CLI is one user, tests and scripts are others. Writes go to the workflow
@@ -309,8 +320,8 @@ export class PlanClient {
    * The live workflow state (the getPlan query): unlike the record, it knows a gate the moment it opens. `verb`
    * names the command it serves, for the error when the plan has finished.
    */
-  async snapshot(ref: string, verb = 'query'): Promise<PlanSnapshot> {
-    return this.command(ref, verb, (handle) => handle.query(getPlanQuery));
+  async snapshot(ref: string, verb = 'query', asked?: AskedCommand): Promise<PlanSnapshot> {
+    return this.command(ref, verb, (handle) => handle.query(getPlanQuery), undefined, asked);
   }
 
   /**
@@ -328,6 +339,7 @@ export class PlanClient {
       'advance',
       (handle) => handle.executeUpdate(advancePlanUpdate, { args: [request] }),
       'plan.advance',
+      { command: 'advance', by: request.by },
     );
   }
 
@@ -338,6 +350,7 @@ export class PlanClient {
       'correct a decision of',
       (handle) => handle.executeUpdate(correctDecisionUpdate, { args: [request] }),
       'plan.correct',
+      { command: 'correct', by: request.by },
     );
   }
 
@@ -356,6 +369,7 @@ export class PlanClient {
       'amend',
       (handle) => handle.executeUpdate(amendPlanUpdate, { args: [request] }),
       'plan.amend',
+      { command: 'amend', by: request.by },
     );
   }
 
@@ -366,6 +380,7 @@ export class PlanClient {
       'pause',
       (handle) => handle.executeUpdate(pausePlanUpdate, { args: [request] }),
       'plan.pause',
+      { command: 'pause', by: request.by },
     );
   }
 
@@ -375,6 +390,7 @@ export class PlanClient {
       'resume',
       (handle) => handle.executeUpdate(resumePlanUpdate, { args: [request] }),
       'plan.resume',
+      { command: 'resume', by: request.by },
     );
   }
 
@@ -385,6 +401,7 @@ export class PlanClient {
       'change the automation level of',
       (handle) => handle.executeUpdate(setAutomationUpdate, { args: [request] }),
       'plan.set-automation',
+      { command: 'set-automation', by: request.by },
     );
   }
 
@@ -394,11 +411,15 @@ export class PlanClient {
       'retry',
       (handle) => handle.executeUpdate(retryPhaseUpdate, { args: [request] }),
       'plan.retry',
+      { command: 'retry', by: request.by },
     );
   }
 
-  /** Requests cancellation and waits until the workflow has recorded it, so the database says CANCELLED. */
-  async cancel(ref: string): Promise<PlanRecord> {
+  /**
+   * Requests cancellation and waits until the workflow has recorded it, so the database says CANCELLED. `by` is
+   * whom a refusal (the plan has finished) is logged against; Temporal's cancellation itself names nobody.
+   */
+  async cancel(ref: string, request: { by?: string } = {}): Promise<PlanRecord> {
     const planId = await this.planIdOf(ref);
     await this.command(
       planId,
@@ -408,6 +429,7 @@ export class PlanClient {
         await handle.result().catch(() => undefined);
       },
       'plan.cancel',
+      { command: 'cancel', by: request.by ?? '' },
     );
     const record = await this.plans.getPlan(planId);
     if (record === null) throw notFound(planId);
@@ -449,8 +471,9 @@ export class PlanClient {
   private async command<T>(
     ref: string,
     verb: string,
-    run: (handle: ReturnType<Client['workflow']['getHandle']>) => Promise<T>,
+    run: (handle: PlanHandle) => Promise<T>,
     spanName?: string,
+    asked?: AskedCommand,
   ): Promise<T> {
     const planId = await this.planIdOf(ref);
     const handle = this.temporal.workflow.getHandle(planWorkflowId(planId));
@@ -459,7 +482,8 @@ export class PlanClient {
       throw err;
     });
     if (description.status.name !== 'RUNNING') {
-      throw await this.finishedError(planId, verb, description.status.name);
+      const reason = await this.finishedReason(planId, description.status.name);
+      throw await this.refused(planId, verb, reason, asked, null);
     }
     const { tracer } = this;
     const traced =
@@ -470,10 +494,10 @@ export class PlanClient {
       return await this.temporal.withDeadline(Date.now() + this.commandTimeoutMs, () => traced(handle));
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
-        throw new PlanClientError('refused', `cannot ${verb} plan ${planId}: ${innermostMessage(err)}`);
+        throw await this.refused(planId, verb, innermostMessage(err), asked, handle);
       }
       if (err instanceof WorkflowNotFoundError) {
-        throw await this.finishedError(planId, verb, 'COMPLETED');
+        throw await this.refused(planId, verb, await this.finishedReason(planId, 'COMPLETED'), asked, null);
       }
       if (isDeadlineError(err)) {
         throw new PlanClientError(
@@ -490,10 +514,50 @@ export class PlanClient {
     return resolvePlanId(this.plans, ref);
   }
 
-  private async finishedError(planId: string, verb: string, status: string): Promise<PlanClientError> {
+  private async finishedReason(planId: string, status: string): Promise<string> {
     const record = await this.plans.getPlan(planId);
     const where = record === null ? `workflow ${status}` : `${record.phase}, ${record.state}`;
-    return new PlanClientError('refused', `cannot ${verb} plan ${planId}: the plan has finished (${where})`);
+    return `the plan has finished (${where})`;
+  }
+
+  /**
+   * The refusal of a person's command, logged first (ADR 0021): Temporal keeps nothing of an update its validator
+   * rejected, so the refused client reports it. While the workflow runs it records the refusal under its own
+   * numbering (the `recordRefusal` signal, `handle`); once it has ended (`handle` null, or it ended meanwhile) the
+   * client appends the event itself. A refusal that cannot be logged is still the answer, with a note that says so.
+   */
+  private async refused(
+    planId: string,
+    verb: string,
+    reason: string,
+    asked: AskedCommand | undefined,
+    handle: PlanHandle | null,
+  ): Promise<PlanClientError> {
+    const message = `cannot ${verb} plan ${planId}: ${reason}`;
+    if (asked === undefined) return new PlanClientError('refused', message);
+    const refusal = refusalOf({ ...asked, reason });
+    if (refusal === null) return new PlanClientError('refused', message);
+    try {
+      let logged = false;
+      if (handle !== null) {
+        logged = await this.temporal
+          .withDeadline(Date.now() + this.commandTimeoutMs, () => handle.signal(recordRefusalSignal, refusal))
+          .then(
+            () => true,
+            (err: unknown) => {
+              if (err instanceof WorkflowNotFoundError) return false;
+              throw err;
+            },
+          );
+      }
+      if (!logged) {
+        await this.plans.recordRefusal({ planId, eventSeq: null, at: new Date().toISOString(), ...refusal });
+      }
+      return new PlanClientError('refused', message);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return new PlanClientError('refused', `${message} (the refusal could not be logged: ${why})`);
+    }
   }
 
   private async call<T>(run: () => Promise<T>): Promise<T> {

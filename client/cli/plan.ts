@@ -24,6 +24,7 @@ import {
   registerPlanWorkCommands,
 } from './plan-work';
 import type { OutputFormat } from '../render/format';
+import { registerPlanEventsCommand } from './plan-events';
 import { PlanClientError } from '../errors';
 import type { CliRuntime } from './runtime';
 import {
@@ -184,7 +185,11 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
         const planId = await client.planIdOf(id);
         let reviewed: string | null | undefined;
         if (!(opts.yes as boolean)) {
-          const view = await client.snapshot(planId, 'advance');
+          // A finished plan refuses here already: logged as the advance it was (ADR 0021).
+          const view = await client.snapshot(planId, 'advance', {
+            command: 'advance',
+            by: opts.by as string,
+          });
           await confirmCommands(cli, view);
           reviewed = await confirmApply(cli, view);
         }
@@ -233,9 +238,10 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
     .command('cancel')
     .description('cancel a running plan (it ends CANCELLED)')
     .argument(PLAN_ID, PLAN_ID_HELP)
+    .addOption(byOption(cli.io))
     .addOption(formatOption())
     .action(async (id: string, opts) => {
-      const record = await cli.withPlans((client) => client.cancel(id));
+      const record = await cli.withPlans((client) => client.cancel(id, { by: opts.by as string }));
       cli.show(asCliDict(record), opts.format);
     });
 
@@ -448,6 +454,7 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
     });
 
   registerPlanWorkCommands(plan, cli);
+  registerPlanEventsCommand(plan, cli);
 }
 
 /**
