@@ -37,8 +37,8 @@ import {
   setAutomationUpdate,
   startSearchAttributes,
 } from '../workflows/definitions';
-import { refusalOf } from '../domain/refusals';
-import type { RefusableCommand } from '../domain/refusals';
+import { refusalMessage, refusalOf } from '../domain/refusals';
+import type { CommandRefusal, RefusableCommand } from '../domain/refusals';
 import { planSummary } from '../domain/gates';
 import type {
   AdvancePlanRequest,
@@ -106,6 +106,9 @@ export interface PlanClientOptions {
 }
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
+
+/** How long a refused command waits for its refusal to be in the record before it answers anyway. */
+const REFUSAL_LOG_WAIT_MS = 10_000;
 
 /** A person's command, as the log of refusals names it (ADR 0021): which one, and who sent it. */
 export interface AskedCommand {
@@ -523,8 +526,8 @@ export class PlanClient {
   /**
    * The refusal of a person's command, logged first (ADR 0021): Temporal keeps nothing of an update its validator
    * rejected, so the refused client reports it. While the workflow runs it records the refusal under its own
-   * numbering (the `recordRefusal` signal, `handle`); once it has ended (`handle` null, or it ended meanwhile) the
-   * client appends the event itself. A refusal that cannot be logged is still the answer, with a note that says so.
+   * numbering (the `recordRefusal` signal, `handle`), and the client waits until it is written; once the workflow
+   * has ended (`handle` null, or it ended meanwhile) the client appends the event itself. A refusal that cannot be logged is still the answer, with a note that says so.
    */
   private async refused(
     planId: string,
@@ -540,6 +543,7 @@ export class PlanClient {
     try {
       let logged = false;
       if (handle !== null) {
+        const seen = (await this.plans.listEvents(planId)).at(-1)?.seq ?? -1;
         logged = await this.temporal
           .withDeadline(Date.now() + this.commandTimeoutMs, () => handle.signal(recordRefusalSignal, refusal))
           .then(
@@ -549,6 +553,7 @@ export class PlanClient {
               throw err;
             },
           );
+        if (logged) await this.untilLogged(planId, seen, refusal);
       }
       if (!logged) {
         await this.plans.recordRefusal({ planId, eventSeq: null, at: new Date().toISOString(), ...refusal });
@@ -557,6 +562,24 @@ export class PlanClient {
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       return new PlanClientError('refused', `${message} (the refusal could not be logged: ${why})`);
+    }
+  }
+
+  /**
+   * Waits, briefly, until the workflow has written the refusal it was signalled (a local activity, within
+   * milliseconds), so that `plan events` right after a refused command shows it. The worker that just refused
+   * is alive; should it stop now, the refusal is written when a worker takes the plan up again.
+   */
+  private async untilLogged(planId: string, afterSeq: number, refusal: CommandRefusal): Promise<void> {
+    const message = refusalMessage(refusal);
+    const deadline = Date.now() + Math.min(this.commandTimeoutMs, REFUSAL_LOG_WAIT_MS);
+    while (Date.now() < deadline) {
+      const events = await this.plans.listEvents(planId, afterSeq);
+      const found = events.some(
+        (e) => e.type === 'COMMAND_REFUSED' && e.recordedBy === refusal.by && e.message === message,
+      );
+      if (found) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 

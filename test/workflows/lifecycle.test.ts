@@ -235,7 +235,18 @@ describe('refusals', () => {
         `error: cannot advance plan ${created.planId}: the plan is in STRATEGIZE, not in EXECUTE\n`,
       );
       expect(stale.stdout).toBe('');
-      expect(await h.plans.listEvents(created.planId)).toEqual(eventsBefore);
+      // Only the refusal is added to the record (ADR 0021), and the refused command returns once it is there.
+      expect(await h.plans.listEvents(created.planId)).toEqual([
+        ...eventsBefore,
+        expect.objectContaining({
+          seq: eventsBefore.length,
+          type: 'COMMAND_REFUSED',
+          phase: 'STRATEGIZE',
+          state: 'COMPLETE',
+          recordedBy: 'tester',
+          message: 'advance refused: the plan is in STRATEGIZE, not in EXECUTE',
+        }),
+      ]);
       const live = await h.env.client.workflow.getHandle(created.workflowId).query(getPlanQuery);
       expect(live).toMatchObject({ phase: 'STRATEGIZE', state: 'COMPLETE', awaitingApproval: true });
 
@@ -252,7 +263,18 @@ describe('refusals', () => {
     expect(finished.stderr).toBe(
       `error: cannot advance plan ${created.planId}: the plan has finished (APPLIED, COMPLETE)\n`,
     );
-    expect(await h.plans.listEvents(created.planId)).toEqual(eventsBefore);
+    // The workflow has ended: the client logs the refusal itself, after its last event.
+    expect(await h.plans.listEvents(created.planId)).toEqual([
+      ...eventsBefore,
+      expect.objectContaining({
+        seq: eventsBefore.length,
+        type: 'COMMAND_REFUSED',
+        phase: 'APPLIED',
+        state: 'COMPLETE',
+        recordedBy: 'tester',
+        message: 'advance refused: the plan has finished (APPLIED, COMPLETE)',
+      }),
+    ]);
   });
 
   it('gives one-line errors and distinct exit codes for bad input', async () => {
