@@ -237,6 +237,8 @@ it('re-runs Execute from a fresh sandbox when a step is corrected at the gate af
       'PHASE_STARTED',
       'PHASE_COMPLETED',
       'AWAITING_APPROVAL',
+      // The advance with the old changeset, refused (ADR 0021).
+      'COMMAND_REFUSED',
     ]);
 
     await h.client.advance(planId, {
@@ -382,9 +384,22 @@ it('amends a plan waiting after Strategize: Strategize runs again with the instr
 });
 
 describe('refusals change nothing', () => {
-  /** Everything a refusal must leave alone: the decisions, the events, the project. */
+  /**
+   * Everything a refusal must leave alone: the decisions, the events (but the refusal's own COMMAND_REFUSED, ADR
+   * 0021), the project.
+   */
   async function recordOf(planId: string) {
-    return { decisions: await h.plans.listDecisions(planId), events: await h.plans.listEvents(planId) };
+    const events = await h.plans.listEvents(planId);
+    return {
+      decisions: await h.plans.listDecisions(planId),
+      events: events.filter((e) => e.type !== 'COMMAND_REFUSED'),
+    };
+  }
+
+  async function refusalsLogged(planId: string): Promise<string[]> {
+    return (await h.plans.listEvents(planId))
+      .filter((e) => e.type === 'COMMAND_REFUSED')
+      .map((e) => e.message ?? '');
   }
 
   it('refuses bad and hostile steps, corrections after Apply and amendments at the wrong gate', async () => {
@@ -415,6 +430,13 @@ describe('refusals change nothing', () => {
         expect(dry.stderr).toMatch(reason);
       }
       expect(await recordOf(planId)).toEqual(before);
+      // Each refused correction is logged; a dry run is a question, not a command, and is not.
+      const logged = await refusalsLogged(planId);
+      expect(logged).toHaveLength(refusals.length);
+      logged.forEach((message, i) => {
+        expect(message.startsWith('correct refused: ')).toBe(true);
+        expect(message).toMatch(refusals[i]![1]);
+      });
       const noReason = await h.cli('plan', 'correct', step!.decisionId, '--option', 'skip');
       expect(noReason.code).toBe(2);
       expect(noReason.stderr).toMatch(/--reason/);
@@ -438,6 +460,10 @@ describe('refusals change nothing', () => {
       expect(late.code).toBe(4);
       expect(late.stderr).toMatch(/the plan is in APPLY/);
       expect(await recordOf(planId)).toEqual(applied);
+      expect((await refusalsLogged(planId)).slice(refusals.length)).toEqual([
+        expect.stringMatching(/^amend refused: .*only while it waits for approval after Strategize/),
+        expect.stringMatching(/^correct refused: .*the plan is in APPLY/),
+      ]);
       expect(readFileSync(path.join(project.dir, 'GREETING.md'), 'utf8')).toBe(files);
       await approveToTheEnd(planId);
     });
