@@ -137,6 +137,10 @@ describe('a 2-of-3 gate and the log of refusals', () => {
       expect(attempts[3]?.message).toBe('agreed');
       expect(events.at(-1)).toMatchObject({ type: 'PLAN_APPLIED', phase: 'APPLIED', state: 'COMPLETE' });
 
+      // A unique prefix of the id means the plan too (ADR 0020).
+      const byPrefix = await h.cli('plan', 'events', planId.slice(0, 20), '--format', 'json');
+      expect(JSON.parse(byPrefix.stdout)).toEqual(events);
+
       // The other four formats show the same log.
       const plain = await h.cli('plan', 'events', planId, '--format', 'plain');
       expect(plain.code).toBe(0);
@@ -298,9 +302,10 @@ describe('plan events --follow', () => {
     });
   });
 
-  it('refuses an unknown plan (exit 3) and a bad id (exit 2)', async () => {
+  it('refuses an unknown plan (exit 3) and an id prefix too short to mean one (exit 2)', async () => {
     const unknown = await h.cli('plan', 'events', '01JDV4Q0ZQ8Y5X7W3N2M1K0HGF', '--format', 'json');
     expect(unknown.code).toBe(3);
-    expect((await h.cli('plan', 'events', 'not-an-id')).code).toBe(2);
+    expect((await h.cli('plan', 'events', 'no-such-plan', '--follow')).code).toBe(3);
+    expect((await h.cli('plan', 'events', '01J')).code).toBe(2);
   });
 });
