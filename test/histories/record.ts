@@ -21,6 +21,7 @@ import type { AutomationProfileInput } from '../../domain/catalog';
 import type { AutomationLevel } from '../../domain/lifecycle';
 import { planWorkflowId } from '../../domain/ids';
 import { childPlanId } from '../../domain/subplans';
+import { approveSignal } from '../../workflows/definitions';
 import { ensureTemporalCli } from '../../scripts/temporal-cli';
 import * as drives from '../helpers/drives';
 import { FakeModelServer, wireStep } from '../helpers/fake-model-server';
@@ -259,7 +260,8 @@ const SCENARIOS: Record<string, Scenario> = {
 
   /**
    * Two of alice, bob and carol must approve the gate before APPLY: mallory and a second yes from alice are
-   * refused by the validator (no history), alice's approval is counted, and bob's opens the gate.
+   * refused by the validator (no update in history) and logged through the recordRefusal signal (ADR 0021),
+   * alice's approval is counted, and bob's opens the gate.
    */
   'review-two-of-three': {
     level: 'REVIEW_BEFORE_APPLY',
@@ -279,6 +281,38 @@ const SCENARIOS: Record<string, Scenario> = {
       }
       await approve('bob');
       await h.client.waitForInput(planId);
+    },
+  },
+
+  /**
+   * The Web UI's `approve` signal at a 2-of-3 gate (ADR 0021): an outsider's and a malformed one are refused into
+   * the log, carol's is counted, a repeat of hers is refused, and bob's opens the gate.
+   */
+  'review-approved-by-signal': {
+    level: 'REVIEW_BEFORE_APPLY',
+    profile: { approvers: ['alice', 'bob', 'carol'], requiredApprovals: 2 },
+    async drive(h, planId) {
+      await h.client.waitForInput(planId);
+      const handle = h.env.client.workflow.getHandle(planWorkflowId(planId));
+      const refusals = async (count: number) => {
+        for (;;) {
+          const found = (await h.plans.listEvents(planId)).filter((e) => e.type === 'COMMAND_REFUSED');
+          if (found.length >= count) return;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      };
+      await handle.signal(approveSignal, { by: 'mallory', reason: 'let me' });
+      await handle.signal('approve', 'not an object');
+      await refusals(2);
+      await handle.signal(approveSignal, { by: 'carol', reason: 'carol approves' });
+      for (;;) {
+        if ((await h.plans.getPlan(planId))?.gate?.approvals.length === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await handle.signal(approveSignal, { by: 'carol' });
+      await refusals(3);
+      await handle.signal(approveSignal, { by: 'bob', reason: 'bob approves' });
+      await handle.result();
     },
   },
 };

@@ -31,7 +31,8 @@ it('has the recorded histories to replay', () => {
   // before lean histories (their recordings and checks are activities of their own); lean-*: plans started since,
   // one of them across runs continued as new (its first run and its last). lean-manual-corrected: a correction
   // recorded only (before ADR 0016); -corrected-step, -corrected-rerun and -amended: corrections and an amendment
-  // that change what runs.
+  // that change what runs; -two-of-three and -approved-by-signal: a 2-of-3 gate with refusals logged through the
+  // recordRefusal signal and approvals by update and by the Web UI's approve signal (ADR 0021).
   expect(histories).toEqual([
     'actors-full-command-review.json',
     'actors-full-errored-retried.json',
@@ -48,9 +49,11 @@ it('has the recorded histories to replay', () => {
     'lean-manual-continued-last.json',
     'lean-manual-corrected-step.json',
     'lean-manual-corrected.json',
+    'lean-review-approved-by-signal.json',
     'lean-review-cancelled.json',
     'lean-review-corrected-rerun.json',
     'lean-review-invariant-retried.json',
+    'lean-review-two-of-three.json',
     'runphase-full-errored-retried.json',
     'runphase-manual-applied.json',
     'runphase-review-cancelled.json',
