@@ -55,6 +55,7 @@ import {
 } from '../domain/gates';
 import type { ConfidenceCandidate, GatePolicy, GateView, PauseView } from '../domain/gates';
 import { WORKFLOW_ACTOR, initialSnapshot, withInputDefaults } from '../domain/plan';
+import type { PlanError, PlanSnapshot, PlanSpec } from '../domain/plan';
 import {
   MAX_REFUSALS_PER_RUN,
   MAX_REFUSAL_REASON_CHARS,
@@ -63,14 +64,13 @@ import {
   safeText,
 } from '../domain/refusals';
 import type { CommandRefusal } from '../domain/refusals';
-import type { PlanError, PlanSnapshot, PlanSpec } from '../domain/plan';
 import {
   DEFAULT_HISTORY_EVENT_LIMIT,
   MAX_AMENDMENT_CHARS,
   advancePlanUpdate,
   amendPlanUpdate,
-  correctDecisionUpdate,
   approveSignal,
+  correctDecisionUpdate,
   correctionSituationQuery,
   getPlanQuery,
   pausePlanUpdate,
@@ -319,7 +319,7 @@ export class PlanRun {
   }
 
   /**
-   * The query and the three updates. A request stays pending until its change is recorded and visible, so while
+   * The queries, the updates and the two signals. A request stays pending until its change is recorded and visible, so while
    * it is being written a second request is refused as "under way" instead of being applied to a state that is
    * about to change.
    */
