@@ -22,6 +22,7 @@ const BOTH_BACKENDS = [
   '<rootDir>/test/workflows/corrections.test.ts',
   '<rootDir>/test/workflows/gates.test.ts',
   '<rootDir>/test/cli/plan-refs.test.ts',
+  '<rootDir>/test/workflows/refusals.test.ts',
 ];
 
 /** @type {import('jest').Config} */

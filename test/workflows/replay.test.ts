@@ -32,7 +32,8 @@ it('has the recorded histories to replay', () => {
   // one of them across runs continued as new (its first run and its last). lean-manual-corrected: a correction
   // recorded only (before ADR 0016); -corrected-step, -corrected-rerun and -amended: corrections and an amendment
   // that change what runs; -two-of-three and -approved-by-signal: a 2-of-3 gate with refusals logged through the
-  // recordRefusal signal and approvals by update and by the Web UI's approve signal (ADR 0021).
+  // recordRefusal signal and approvals by update and by the Web UI's approve signal (ADR 0021); -expired and
+  // -reminded: a gate's approval timer cancelling the plan, and reminding twice before a person approves (ADR 0019).
   expect(histories).toEqual([
     'actors-full-command-review.json',
     'actors-full-errored-retried.json',
@@ -49,6 +50,8 @@ it('has the recorded histories to replay', () => {
     'lean-manual-continued-last.json',
     'lean-manual-corrected-step.json',
     'lean-manual-corrected.json',
+    'lean-manual-expired.json',
+    'lean-manual-reminded.json',
     'lean-review-approved-by-signal.json',
     'lean-review-cancelled.json',
     'lean-review-corrected-rerun.json',
