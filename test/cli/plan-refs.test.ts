@@ -125,6 +125,7 @@ it('refuses a name two plans share (exit 2), listing both, in every command', as
     ['plan', 'diff', 'refs-shared'],
     ['plan', 'wait', 'refs-shared'],
     ['plan', 'watch', 'refs-shared'],
+    ['plan', 'events', 'refs-shared'],
     ['plan', 'retry', 'refs-shared'],
     ['plan', 'pause', 'refs-shared'],
     ['plan', 'resume', 'refs-shared'],
