@@ -125,6 +125,8 @@ type PlanHandle = ReturnType<Client['workflow']['getHandle']>;
  */
 export class PlanClient {
   private readonly commandTimeoutMs: number;
+  /** Whole plan ids already resolved: see planIdOf. */
+  private readonly wholeIds = new Set<string>();
   private readonly taskQueue: string;
   private readonly historyEventLimit: number | undefined;
   private readonly tracer: Tracer | undefined;
@@ -514,7 +516,12 @@ export class PlanClient {
 
   /** The plan a person's reference means (its id, a unique id prefix, or its name: ADR 0020). */
   async planIdOf(ref: string): Promise<string> {
-    return resolvePlanId(this.plans, ref);
+    if (this.wholeIds.has(ref)) return ref;
+    const planId = await resolvePlanId(this.plans, ref);
+    // A whole id means its plan for good, so a method handed one again (a poll, a command after its check, a
+    // method calling another) needs no second lookup; a prefix or a name is looked up every time.
+    if (planId === ref) this.wholeIds.add(planId);
+    return planId;
   }
 
   private async finishedReason(planId: string, status: string): Promise<string> {

@@ -21,10 +21,22 @@ export function planWorkflowId(planId: string): string {
  * Returns the canonical plan id or undefined when the text is not a plan id at all.
  */
 export function normalizePlanId(input: string): string | undefined {
+  const upper = bareIdText(input);
+  return isUlid(upper) ? upper : undefined;
+}
+
+/** What a user pasted as a plan id, or the start of one: trimmed, without `plan-` (any case), upper-cased. */
+export function bareIdText(input: string): string {
   const trimmed = input.trim();
   const bare = trimmed.toLowerCase().startsWith(PLAN_WORKFLOW_PREFIX)
     ? trimmed.slice(PLAN_WORKFLOW_PREFIX.length)
     : trimmed;
-  const upper = bare.toUpperCase();
-  return isUlid(upper) ? upper : undefined;
+  return bare.toUpperCase();
+}
+
+/** The plan id in a plan workflow's id (`plan-<ULID>`, exactly as the engine writes it), or null. */
+export function planIdOfWorkflow(workflowId: string): string | null {
+  if (!workflowId.startsWith(PLAN_WORKFLOW_PREFIX)) return null;
+  const planId = workflowId.slice(PLAN_WORKFLOW_PREFIX.length);
+  return isUlid(planId) ? planId : null;
 }

@@ -6,6 +6,7 @@
  */
 import { WAITING_KINDS } from './gates';
 import type { WaitingKind } from './gates';
+import { planIdOfWorkflow } from './ids';
 import { isPhase, nextPhase } from './lifecycle';
 import { MIN_SHORT_ID_LENGTH, shortIds } from './plan-ref';
 import { approverSchema } from './schemas';
@@ -130,7 +131,7 @@ export const INBOX_COLUMNS: readonly string[] = ['id', 'name', 'action', 'waitin
 export function inboxRow(source: InboxSource, now: Date): InboxRow | null {
   const a = INBOX_ATTRIBUTES;
   const at = source.attributes;
-  const planId = planIdOf(source.workflowId);
+  const planId = planIdOfWorkflow(source.workflowId);
   const since = dateOf(at[a.waitingSince]);
   if (planId === null || since === null) return null;
   const phase = text(at[a.phase]);
@@ -214,12 +215,6 @@ export function formatAge(ms: number): string {
   if (hours > 0) return `${hours}h ${minutes}m`;
   if (minutes > 0) return `${minutes}m`;
   return `${seconds}s`;
-}
-
-const WORKFLOW_ID_PATTERN = /^plan-([0-7][0-9A-HJKMNP-TV-Z]{25})$/;
-
-function planIdOf(workflowId: string): string | null {
-  return WORKFLOW_ID_PATTERN.exec(workflowId)?.[1] ?? null;
 }
 
 function kindOf(value: unknown, state: string, awaiting: boolean): WaitingKind {

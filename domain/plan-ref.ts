@@ -3,7 +3,7 @@
  * rules only; the store finds the candidates (PlanStore.findPlanRefs) and the client turns the outcome into a
  * plan id or an error. Pure, so every rule is unit-tested without a database.
  */
-import { isUlid, PLAN_WORKFLOW_PREFIX } from './ids';
+import { bareIdText, isUlid, PLAN_WORKFLOW_PREFIX } from './ids';
 
 /**
  * The fewest characters a prefix may have. Six Crockford characters are 30 bits of a ULID's millisecond timestamp
@@ -24,6 +24,11 @@ export const MAX_NAME_LENGTH = 200;
 const ID_PREFIX_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]*$/;
 /** A ULID is 26 characters; a longer "prefix" is not one. */
 const ULID_LENGTH = 26;
+
+/** Whether `text` can start a plan id: 1–26 upper-case id characters (the store checks a prefix with this too). */
+export function isIdPrefix(text: string): boolean {
+  return text.length <= ULID_LENGTH && ID_PREFIX_PATTERN.test(text);
+}
 
 /** What an input can stand for; several at once when it could be either (a name of base32 letters). */
 export interface PlanRefQuery {
@@ -63,12 +68,9 @@ export function classifyPlanRef(input: string): PlanRefQuery {
   // Checked before any pattern, so a huge input costs one comparison: it can be neither an id nor a name.
   if (trimmed.length > PLAN_WORKFLOW_PREFIX.length + MAX_NAME_LENGTH) return none;
   const name = trimmed.length <= MAX_NAME_LENGTH ? trimmed : null;
-  const bare = trimmed.toLowerCase().startsWith(PLAN_WORKFLOW_PREFIX)
-    ? trimmed.slice(PLAN_WORKFLOW_PREFIX.length)
-    : trimmed;
-  const upper = bare.toUpperCase();
+  const upper = bareIdText(trimmed);
   if (isUlid(upper)) return { ...none, id: upper, name };
-  if (upper.length >= ULID_LENGTH || !ID_PREFIX_PATTERN.test(upper)) return { ...none, name };
+  if (upper.length >= ULID_LENGTH || !isIdPrefix(upper)) return { ...none, name };
   return upper.length < MIN_PREFIX_LENGTH
     ? { ...none, name, tooShort: true }
     : { ...none, prefix: upper, name };

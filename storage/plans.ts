@@ -35,6 +35,7 @@ import { dialectOf } from './database-url';
 import { claimWriteLock } from './lock';
 import { insertPlanEvent, lockAndAdvancePlan, setDecisionRoot } from './recording-sql';
 import { parseTime } from './time';
+import { isIdPrefix } from '../domain/plan-ref';
 import type { PlanRefCandidate } from '../domain/plan-ref';
 import type {
   PlanEventRecord,
@@ -603,7 +604,6 @@ async function supersede(
 
 /** A ULID's characters in Crockford base32 all sort at or below this one, in ASCII and in any collation of A–Z. */
 const HIGHEST_ID_CHARACTER = 'Z';
-const ID_PREFIX = /^[0-9A-HJKMNP-TV-Z]{1,26}$/;
 const refSelect = {
   id: true,
   name: true,
@@ -619,7 +619,7 @@ async function findPlanRefs(prisma: PrismaClient, lookup: PlanRefLookup): Promis
   // The prefix becomes a range of the primary key rather than LIKE: SQLite's LIKE ignores case and so skips the
   // index, and a range has no wildcard a hostile prefix could smuggle in. Checked here too, so no caller can
   // widen the range with characters outside the id alphabet.
-  if (idPrefix !== undefined && idPrefix !== null && !ID_PREFIX.test(idPrefix)) {
+  if (idPrefix !== undefined && idPrefix !== null && !isIdPrefix(idPrefix)) {
     throw new RangeError(`not an id prefix: ${JSON.stringify(idPrefix.slice(0, 40))}`);
   }
   const order = [{ createdAt: 'asc' }, { id: 'asc' }] satisfies Prisma.PlanOrderByWithRelationInput[];

@@ -9,7 +9,7 @@ import { resolvePlanId } from '../plan-ref';
 import { EVENT_COLUMNS, eventRow, eventsToPrint, followLine, isHumanFormat } from '../render/event-view';
 import type { OutputFormat } from '../render/format';
 import type { CliRuntime } from './runtime';
-import { formatOption, parsePositiveInt } from './runtime';
+import { formatOption, parsePositiveInt, PLAN_ID, PLAN_ID_HELP } from './runtime';
 
 /** How often --follow looks for new events: as often as `plan watch`. */
 const FOLLOW_INTERVAL_MS = 500;
@@ -20,10 +20,7 @@ export function registerPlanEventsCommand(plan: Command, cli: CliRuntime): void 
     .description(
       'show the event log of a plan (seq, time, type, phase, state, actor, message), refused commands included',
     )
-    .argument(
-      '<plan-id>',
-      'plan id (ULID or plan-<ULID>), a unique prefix of it (6+ characters), or the plan name',
-    )
+    .argument(PLAN_ID, PLAN_ID_HELP)
     .option('--follow', 'keep printing new events until the plan has finished', false)
     .option('--timeout <seconds>', 'with --follow: stop after this many seconds', parsePositiveInt, 3600)
     .addOption(formatOption())

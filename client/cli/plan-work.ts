@@ -19,10 +19,7 @@ import { resolvePlanId } from '../plan-ref';
 import { changesetJson, diffStat, renderUnifiedDiff } from '../render/diff';
 import type { OutputFormat } from '../render/format';
 import type { CliRuntime } from './runtime';
-import { byOption, collect, formatOption, parsePositiveInt } from './runtime';
-
-const PLAN_ID = '<plan-id>';
-const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>), a unique prefix of it (6+ characters), or the plan name';
+import { byOption, collect, formatOption, parsePositiveInt, PLAN_ID, PLAN_ID_HELP } from './runtime';
 
 /** A context file is text handed to an actor; anything bigger is almost certainly not meant as context. */
 export const MAX_CONTEXT_FILE_BYTES = 1024 * 1024;

@@ -35,10 +35,9 @@ import {
   parseNonNegativeInt,
   parsePositiveInt,
   parseUpper,
+  PLAN_ID,
+  PLAN_ID_HELP,
 } from './runtime';
-
-const PLAN_ID = '<plan-id>';
-const PLAN_ID_HELP = 'plan id (ULID or plan-<ULID>), a unique prefix of it (6+ characters), or the plan name';
 
 export function registerPlanCommands(program: Command, cli: CliRuntime): void {
   const plan = program.command('plan').description('create, inspect and advance plans');
