@@ -104,10 +104,12 @@ it('refuses a prefix two plans share (exit 2), listing both with name, phase, st
   expect(lines[0]).toBe(
     `error: "${alpha.slice(0, 10)}" matches 2 plans; give more of the id, or the whole id:`,
   );
-  expect(lines.slice(1)).toEqual([
-    expect.stringMatching(new RegExp(`^  ${alpha}  "refs-alpha"  \\w+ \\w+  created \\S+Z$`)),
-    expect.stringMatching(new RegExp(`^  ${twin}  "refs-twin"  STRATEGIZE QUEUED  created \\S+Z$`)),
-  ]);
+  // Oldest first; the twin was made from alpha's spec, so they share a creation time and the id decides.
+  const expected = [
+    { id: alpha, line: `^  ${alpha}  "refs-alpha"  \\w+ \\w+  created \\S+Z$` },
+    { id: twin, line: `^  ${twin}  "refs-twin"  STRATEGIZE QUEUED  created \\S+Z$` },
+  ].sort((a, b) => (a.id < b.id ? -1 : 1));
+  expect(lines.slice(1)).toEqual(expected.map((e) => expect.stringMatching(new RegExp(e.line))));
   // One character more tells them apart.
   expect(
     json<{ plan_id: string }>(await h.cli('plan', 'show', alpha.slice(0, 11), '-f', 'json')).plan_id,
