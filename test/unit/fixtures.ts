@@ -1,6 +1,7 @@
 /** Shared objects for the domain unit tests (not a test file: jest only runs *.test.ts). */
 import { actionSchema, automationProfileSchema, projectSchema } from '../../domain/catalog';
 import type { Action, AutomationProfile, Project, Stored } from '../../domain/catalog';
+import type { GateView } from '../../domain/gates';
 import type { PlanFields } from '../../domain/plan';
 
 export const PLAN_ID = '01KB0F5ZQ3S5G9X2N6W8Y4T7RA';
@@ -136,5 +137,20 @@ export function fullPlan(): PlanFields & { awaitingApproval: boolean; traceId: s
     rootPlanId: ROOT_ID,
     depth: 1,
     childPlanIds: [CHILD_ID],
+  };
+}
+
+/** A gate into Apply opened this morning that anyone may approve once, never expiring. */
+export function gateView(overrides: Partial<GateView> = {}): GateView {
+  return {
+    to: 'APPLY',
+    openedAt: '2026-12-01T10:00:00.000Z',
+    approvals: [],
+    required: 1,
+    approvers: [],
+    lowConfidence: null,
+    expiresAt: null,
+    reminders: 0,
+    ...overrides,
   };
 }

@@ -16,22 +16,9 @@ import {
   waitingFor,
   waitingSince,
 } from '../../domain/gates';
-import type { ConfidenceCandidate, GateView, HoldCheck, WaitingPlan } from '../../domain/gates';
+import type { ConfidenceCandidate, HoldCheck, WaitingPlan } from '../../domain/gates';
 import { profileSnapshotSchema } from '../../domain/schemas';
-
-function gate(overrides: Partial<GateView> = {}): GateView {
-  return {
-    to: 'APPLY',
-    openedAt: '2026-12-01T10:00:00.000Z',
-    approvals: [],
-    required: 1,
-    approvers: [],
-    lowConfidence: null,
-    expiresAt: null,
-    reminders: 0,
-    ...overrides,
-  };
-}
+import { gateView } from './fixtures';
 
 const approval = (by: string) => ({ by, reason: null, at: '2026-12-01T10:05:00.000Z' });
 
@@ -88,7 +75,7 @@ describe('the approval policy a profile may hold', () => {
 });
 
 describe('canApprove', () => {
-  const team = gate({ approvers: ['alice', 'bob', 'carol'], required: 2 });
+  const team = gateView({ approvers: ['alice', 'bob', 'carol'], required: 2 });
 
   it('lets a listed approver approve', () => {
     expect(canApprove(team, 'alice')).toEqual({ ok: true });
@@ -114,20 +101,20 @@ describe('canApprove', () => {
   });
 
   it('refuses a repeat even when anyone may approve', () => {
-    expect(canApprove(gate({ required: 2, approvals: [approval('dave')] }), 'dave').ok).toBe(false);
-    expect(canApprove(gate({ required: 2, approvals: [approval('dave')] }), 'erin').ok).toBe(true);
+    expect(canApprove(gateView({ required: 2, approvals: [approval('dave')] }), 'dave').ok).toBe(false);
+    expect(canApprove(gateView({ required: 2, approvals: [approval('dave')] }), 'erin').ok).toBe(true);
   });
 });
 
 describe('pendingApprovers and approvalsLeft', () => {
   it('drops those who approved, in the list order', () => {
-    const g = gate({ approvers: ['alice', 'bob', 'carol'], required: 2, approvals: [approval('bob')] });
+    const g = gateView({ approvers: ['alice', 'bob', 'carol'], required: 2, approvals: [approval('bob')] });
     expect(pendingApprovers(g)).toEqual(['alice', 'carol']);
     expect(approvalsLeft(g)).toBe(1);
   });
 
   it('never counts below zero', () => {
-    expect(approvalsLeft(gate({ required: 1, approvals: [approval('a'), approval('b')] }))).toBe(0);
+    expect(approvalsLeft(gateView({ required: 1, approvals: [approval('a'), approval('b')] }))).toBe(0);
   });
 });
 
@@ -195,18 +182,18 @@ describe('gateNeeds and waitingFor', () => {
   });
 
   it('says one approval by anyone', () => {
-    expect(gateNeeds(gate())).toBe('approval');
-    expect(waitingFor(plan({ gate: gate() }))).toBe('waiting at EXECUTE→APPLY for approval');
+    expect(gateNeeds(gateView())).toBe('approval');
+    expect(waitingFor(plan({ gate: gateView() }))).toBe('waiting at EXECUTE→APPLY for approval');
   });
 
   it('says how many more and from whom', () => {
-    const g = gate({ approvers: ['alice', 'bob', 'carol'], required: 2, approvals: [approval('alice')] });
+    const g = gateView({ approvers: ['alice', 'bob', 'carol'], required: 2, approvals: [approval('alice')] });
     expect(waitingFor(plan({ gate: g }))).toBe('waiting at EXECUTE→APPLY for 1 more approval (bob or carol)');
     expect(gateNeeds({ ...g, approvals: [] })).toBe('2 more approvals (alice, bob or carol)');
   });
 
   it('names the unsure decision', () => {
-    const g = gate({
+    const g = gateView({
       to: 'EXECUTE',
       lowConfidence: {
         decisionId: 'd',
@@ -230,10 +217,10 @@ describe('gateNeeds and waitingFor', () => {
       at: '2026-12-01T11:00:00Z',
     };
     const paused = { by: 'ops', reason: 'freeze', at: '2026-12-01T10:30:00Z' };
-    expect(waitingFor(plan({ state: 'ERRORED', error, paused, gate: gate() }))).toBe(
+    expect(waitingFor(plan({ state: 'ERRORED', error, paused, gate: gateView() }))).toBe(
       'retry or cancel: EXECUTE is ERRORED (ActivityFailed: make: *** [all] Error 2)',
     );
-    expect(waitingFor(plan({ paused, gate: gate() }))).toBe('resume: paused by ops (freeze)');
+    expect(waitingFor(plan({ paused, gate: gateView() }))).toBe('resume: paused by ops (freeze)');
     expect(waitingSince({ ...plan({ paused }), updatedAt: 'u' })).toBe(paused.at);
     expect(waitingSince({ ...plan({ state: 'ERRORED', error }), updatedAt: 'u' })).toBe(error.at);
   });
@@ -297,7 +284,7 @@ describe('planSummary and currentDetails', () => {
   });
 
   it('adds what it waits for, or where it is', () => {
-    const g = gate({ approvers: ['alice', 'bob', 'carol'], required: 2, approvals: [approval('alice')] });
+    const g = gateView({ approvers: ['alice', 'bob', 'carol'], required: 2, approvals: [approval('alice')] });
     const base = { ...one, automationLevel: 'REVIEW_BEFORE_APPLY' as const, error: null };
     expect(
       currentDetails({ ...base, phase: 'EXECUTE', state: 'COMPLETE', awaitingApproval: true, gate: g }),

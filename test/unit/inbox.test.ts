@@ -15,6 +15,7 @@ import {
 } from '../../domain/inbox';
 import type { InboxRow, InboxSource } from '../../domain/inbox';
 import { planWorkflow } from '../../workflows';
+import { gateView } from './fixtures';
 import {
   PlanActionKey,
   PlanApprovalsLeftKey,
@@ -35,18 +36,9 @@ import {
 const PLAN_ID = '01KBD0Q1W8N7Y3J5Z2T4V6X8AB';
 const NOW = new Date('2026-12-02T12:00:00.000Z');
 
+/** Opened two and a half hours before NOW: the ages below count from it. */
 function gate(overrides: Partial<GateView> = {}): GateView {
-  return {
-    to: 'APPLY',
-    openedAt: '2026-12-02T09:30:00.000Z',
-    approvals: [],
-    required: 1,
-    approvers: [],
-    lowConfidence: null,
-    expiresAt: null,
-    reminders: 0,
-    ...overrides,
-  };
+  return gateView({ openedAt: '2026-12-02T09:30:00.000Z', ...overrides });
 }
 
 const approval = (by: string) => ({ by, reason: null, at: '2026-12-02T10:00:00.000Z' });
