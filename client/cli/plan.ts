@@ -27,6 +27,8 @@ import type { OutputFormat } from '../render/format';
 import { registerPlanEventsCommand } from './plan-events';
 import { PlanClientError } from '../errors';
 import type { CliRuntime } from './runtime';
+import type { PlanClient } from '../plans';
+import type { HoldPlanRequest } from '../../workflows/definitions';
 import {
   byOption,
   collect,
@@ -244,35 +246,35 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
       cli.show(asCliDict(record), opts.format);
     });
 
-  plan
-    .command('pause')
-    .description(
-      'hold a plan before its next phase starts (any automation level); recorded as a user_intervention',
-    )
-    .argument(PLAN_ID, PLAN_ID_HELP)
-    .option('-r, --reason <text>', 'why (recorded with the decision)')
-    .addOption(byOption(cli.io))
-    .addOption(formatOption())
-    .action(async (id: string, opts) => {
-      const snapshot = await cli.withPlans((client) =>
-        client.pause(id, { by: opts.by as string, ...reasonOf(opts) }),
-      );
-      cli.show(asCliDict(snapshot), opts.format);
-    });
-
-  plan
-    .command('resume')
-    .description('let a paused plan go on; recorded as a user_intervention')
-    .argument(PLAN_ID, PLAN_ID_HELP)
-    .option('-r, --reason <text>', 'why (recorded with the decision)')
-    .addOption(byOption(cli.io))
-    .addOption(formatOption())
-    .action(async (id: string, opts) => {
-      const snapshot = await cli.withPlans((client) =>
-        client.resume(id, { by: opts.by as string, ...reasonOf(opts) }),
-      );
-      cli.show(asCliDict(snapshot), opts.format);
-    });
+  // Pause and resume take the same arguments and record the same kind of decision; only the verb differs.
+  const holdCommands = [
+    {
+      name: 'pause',
+      description:
+        'hold a plan before its next phase starts (any automation level); recorded as a user_intervention',
+      run: (client: PlanClient, id: string, request: HoldPlanRequest) => client.pause(id, request),
+    },
+    {
+      name: 'resume',
+      description: 'let a paused plan go on; recorded as a user_intervention',
+      run: (client: PlanClient, id: string, request: HoldPlanRequest) => client.resume(id, request),
+    },
+  ];
+  for (const { name, description, run } of holdCommands) {
+    plan
+      .command(name)
+      .description(description)
+      .argument(PLAN_ID, PLAN_ID_HELP)
+      .option('-r, --reason <text>', 'why (recorded with the decision)')
+      .addOption(byOption(cli.io))
+      .addOption(formatOption())
+      .action(async (id: string, opts) => {
+        const snapshot = await cli.withPlans((client) =>
+          run(client, id, { by: opts.by as string, ...reasonOf(opts) }),
+        );
+        cli.show(asCliDict(snapshot), opts.format);
+      });
+  }
 
   plan
     .command('set-automation')
