@@ -534,7 +534,8 @@ export class PlanClient {
    * The refusal of a person's command, logged first (ADR 0021): Temporal keeps nothing of an update its validator
    * rejected, so the refused client reports it. While the workflow runs it records the refusal under its own
    * numbering (the `recordRefusal` signal, `handle`), and the client waits until it is written; once the workflow
-   * has ended (`handle` null, or it ended meanwhile) the client appends the event itself. A refusal that cannot be logged is still the answer, with a note that says so.
+   * has ended (`handle` null, or it ended meanwhile) the client appends the event itself. A refusal that cannot be
+   * logged is still the answer, with a note that says so.
    */
   private async refused(
     planId: string,

@@ -59,11 +59,11 @@ export interface PlanForRecording {
  * - Lock: an UPDATE is a write, so SQLite takes the write lock before the statement reads anything, as
  *   claimWriteLock does (storage/lock.ts says why that must come first); RETURNING then answers from the latest
  *   committed state. (On PostgreSQL the UPDATE locks the plan's row, which serialises recordings of a plan there.)
- * - Plan row: it mirrors the event with the highest sequence number (refusals left out: they move nothing). Events normally arrive in order, but a
- *   retried activity can land after a later one and must not roll the row back; a retry of this very event must
- *   change nothing. Hence each column changes only when no event numbered eventSeq or higher is stored (checked
- *   before this recording's own event is inserted). Everything later in the transaction may still refuse the
- *   write, which rolls this back with the rest.
+ * - Plan row: it mirrors the event with the highest sequence number (refusals left out: they move nothing).
+ *   Events normally arrive in order, but a retried activity can land after a later one and must not roll the row
+ *   back; a retry of this very event must change nothing. Hence each column changes only when no event numbered
+ *   eventSeq or higher is stored (checked before this recording's own event is inserted). Everything later in the
+ *   transaction may still refuse the write, which rolls this back with the rest.
  * - Reads: the decision root, whether this event is stored, and the ids stored under `decisionSeqs` (one JSON
  *   parameter, so a batch of any size is one statement).
  *

@@ -319,9 +319,9 @@ export class PlanRun {
   }
 
   /**
-   * The queries, the updates and the two signals. A request stays pending until its change is recorded and visible, so while
-   * it is being written a second request is refused as "under way" instead of being applied to a state that is
-   * about to change.
+   * The queries, the updates and the two signals. A request stays pending until its change is recorded and
+   * visible, so while it is being written a second request is refused as "under way" instead of being applied to a
+   * state that is about to change.
    */
   installHandlers(): void {
     const { state } = this;

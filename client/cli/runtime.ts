@@ -171,12 +171,12 @@ export function parseFraction(value: string): number {
   return n;
 }
 
-/** `-f` is `--format` everywhere except `action add`, where the issue gives `-f` to the file. */
 /** Every command that takes a plan names its argument so, and takes the same three forms (ADR 0020). */
 export const PLAN_ID = '<plan-id>';
 export const PLAN_ID_HELP =
   'plan id (ULID or plan-<ULID>), a unique prefix of it (6+ characters), or the plan name';
 
+/** `-f` is `--format` everywhere except `action add`, where the issue gives `-f` to the file. */
 export const formatOption = (options: { short?: boolean } = {}) =>
   new Option(options.short === false ? '--format <format>' : '-f, --format <format>', 'output format')
     .choices(OUTPUT_FORMATS)
