@@ -229,7 +229,9 @@ export type WaitingKind = (typeof WAITING_KINDS)[number];
  * cancel) before anything else, a paused one for its resume even at an open gate (its gate cannot pass while it is
  * held), and only then a gate for its approval.
  */
-export function waitingKind(plan: WaitingPlan): WaitingKind | null {
+export function waitingKind(
+  plan: Pick<WaitingPlan, 'state' | 'awaitingApproval'> & Partial<WaitingPlan>,
+): WaitingKind | null {
   if (plan.state === 'ERRORED') return 'RETRY';
   if (plan.paused !== undefined && plan.paused !== null) return 'RESUME';
   if (plan.awaitingApproval) return 'APPROVAL';

@@ -4,7 +4,7 @@
  * the `--as` rule applied a second time to the rows, so a backend that reads the query more loosely still shows
  * nobody a gate they may not pass.
  */
-import { WAITING_KINDS } from './gates';
+import { WAITING_KINDS, waitingKind } from './gates';
 import type { WaitingKind } from './gates';
 import { planIdOfWorkflow } from './ids';
 import { isPhase, nextPhase } from './lifecycle';
@@ -221,9 +221,9 @@ function kindOf(value: unknown, state: string, awaiting: boolean): WaitingKind {
   if (typeof value === 'string' && (WAITING_KINDS as readonly string[]).includes(value)) {
     return value as WaitingKind;
   }
-  // Set by a plan that last changed before PlanWaitingFor: the same rule, from what it does show.
-  if (state === 'ERRORED') return 'RETRY';
-  return awaiting ? 'APPROVAL' : 'RESUME';
+  // A plan that last changed before PlanWaitingFor: the same rule from what it does show. It shows no pause, but
+  // a waiting plan neither ERRORED nor at a gate can only be held.
+  return waitingKind({ state, awaitingApproval: awaiting, paused: null }) ?? 'RESUME';
 }
 
 function dateOf(value: unknown): Date | null {
