@@ -5,7 +5,7 @@
  */
 import { classifyPlanRef, MAX_LISTED_CANDIDATES, MIN_PREFIX_LENGTH, pickPlanRef } from '../domain/plan-ref';
 import type { PlanRefCandidate, PlanRefMatch } from '../domain/plan-ref';
-import type { PlanStore } from '../storage/types';
+import type { PlanRecord, PlanStore } from '../storage/types';
 import { PlanClientError } from './errors';
 import { escapeControls } from './render/diff';
 
@@ -28,6 +28,25 @@ export async function resolvePlanId(store: Pick<PlanStore, 'findPlanRefs'>, inpu
   const match = pickPlanRef(query, candidates);
   if (match.kind === 'found') return match.planId;
   throw planRefError(input, match);
+}
+
+/**
+ * The stored plan a reference means, for commands that read the database. resolvePlanId hands back a whole id no
+ * plan has as it is (its workflow may exist before its row); here that id is not found, like any other miss.
+ */
+export async function resolvePlan(
+  store: Pick<PlanStore, 'findPlanRefs' | 'getPlan'>,
+  input: string,
+): Promise<PlanRecord> {
+  const planId = await resolvePlanId(store, input);
+  const record = await store.getPlan(planId);
+  if (record === null) throw planNotFound(planId);
+  return record;
+}
+
+/** What every command says of a whole plan id that no plan (or no workflow) has. */
+export function planNotFound(planId: string): PlanClientError {
+  return new PlanClientError('notFound', `no plan with id ${planId}`);
 }
 
 export function planRefError(

@@ -54,7 +54,7 @@ import type * as ClientTracing from './tracing';
 import type { PlanTraceContext } from './tracing';
 import { PlanClientError } from './errors';
 import { needsPersonOrEnded } from './plan-status';
-import { resolvePlanId } from './plan-ref';
+import { planNotFound, resolvePlanId } from './plan-ref';
 
 export interface CreatePlanInput {
   actionName: string;
@@ -301,7 +301,7 @@ export class PlanClient {
     const planId = await this.planIdOf(ref);
     const handle = this.temporal.workflow.getHandle(planWorkflowId(planId));
     const description = await this.call(() => handle.describe()).catch((err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) throw notFound(planId);
+      if (err instanceof WorkflowNotFoundError) throw planNotFound(planId);
       throw err;
     });
     const record = await this.plans.getPlan(planId);
@@ -437,7 +437,7 @@ export class PlanClient {
       { command: 'cancel', by: request.by ?? '' },
     );
     const record = await this.plans.getPlan(planId);
-    if (record === null) throw notFound(planId);
+    if (record === null) throw planNotFound(planId);
     return record;
   }
 
@@ -483,7 +483,7 @@ export class PlanClient {
     const planId = await this.planIdOf(ref);
     const handle = this.temporal.workflow.getHandle(planWorkflowId(planId));
     const description = await this.call(() => handle.describe()).catch((err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) throw notFound(planId);
+      if (err instanceof WorkflowNotFoundError) throw planNotFound(planId);
       throw err;
     });
     if (description.status.name !== 'RUNNING') {
@@ -675,10 +675,6 @@ function innermostMessage(err: Error): string {
   let current: Error = err;
   while (current.cause instanceof Error) current = current.cause;
   return current.message;
-}
-
-function notFound(planId: string): PlanClientError {
-  return new PlanClientError('notFound', `no plan with id ${planId}`);
 }
 
 function isDeadlineError(err: unknown): boolean {

@@ -16,7 +16,7 @@ import { isFinished } from '../../domain/lifecycle';
 import type { InvariantScope, PlanInvariant } from '../../domain/schemas';
 import { getOrFail, parseName } from '../catalog';
 import { PlanClientError } from '../errors';
-import { resolvePlanId } from '../plan-ref';
+import { resolvePlan, resolvePlanId } from '../plan-ref';
 import type { OutputFormat } from '../render/format';
 import type { CliRuntime } from './runtime';
 import { byOption, formatOption } from './runtime';
@@ -88,9 +88,8 @@ export function registerInvariantCommands(program: Command, cli: CliRuntime): vo
         } else if (scope === 'ACTION' && rawTarget !== null) {
           target = (await getOrFail('action', rawTarget, (n) => catalog.getAction(n))).value.name;
         } else if (scope === 'PLAN' && rawTarget !== null) {
-          const planId = await resolvePlanId(plans, rawTarget);
-          const plan = await plans.getPlan(planId);
-          if (plan === null) throw new PlanClientError('notFound', `no plan with id ${planId}`);
+          const plan = await resolvePlan(plans, rawTarget);
+          const { planId } = plan;
           if (isFinished(plan)) {
             throw new PlanClientError(
               'refused',

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { PlanClientError } from '../errors';
-import { resolvePlanId } from '../plan-ref';
+import { resolvePlan } from '../plan-ref';
 import { EVENT_COLUMNS, eventRow, eventsToPrint, followLine, isHumanFormat } from '../render/event-view';
 import type { OutputFormat } from '../render/format';
 import type { CliRuntime } from './runtime';
@@ -25,14 +25,7 @@ export function registerPlanEventsCommand(plan: Command, cli: CliRuntime): void 
     .option('--timeout <seconds>', 'with --follow: stop after this many seconds', parsePositiveInt, 3600)
     .addOption(formatOption())
     .action(async (id: string, opts) => {
-      // A whole id is taken as it is even when no plan has it: the record decides whether the plan exists.
-      const planId = await cli.withStores(async ({ plans }) => {
-        const resolved = await resolvePlanId(plans, id);
-        if ((await plans.getPlan(resolved)) === null) {
-          throw new PlanClientError('notFound', `no plan with id ${resolved}`);
-        }
-        return resolved;
-      });
+      const { planId } = await cli.withStores(({ plans }) => resolvePlan(plans, id));
       const format = opts.format as OutputFormat;
       if (opts.follow === true) {
         await followEvents(cli, planId, format, (opts.timeout as number) * 1000);

@@ -15,7 +15,7 @@ import { sha256 } from '../../lib/sha256';
 import { isInside, READ_NO_FOLLOW } from '../../sandbox/paths';
 import { PlanClientError } from '../errors';
 import { needsPersonOrEnded } from '../plan-status';
-import { resolvePlanId } from '../plan-ref';
+import { planNotFound, resolvePlan, resolvePlanId } from '../plan-ref';
 import { changesetJson, diffStat, renderUnifiedDiff } from '../render/diff';
 import type { OutputFormat } from '../render/format';
 import type { CliRuntime } from './runtime';
@@ -60,8 +60,7 @@ export function registerPlanWorkCommands(plan: Command, cli: CliRuntime): void {
         includeHidden: opts.includeHidden as boolean,
       });
       const added = await cli.withStores(async ({ plans, contextFiles }) => {
-        const planId = await resolvePlanId(plans, id);
-        await requireOpenPlan(plans, planId);
+        const planId = await requireOpenPlan(plans, id);
         await contextFiles
           .add(planId, files, opts.by as string, new Date().toISOString(), {
             maxTotalBytes: MAX_CONTEXT_TOTAL_BYTES,
@@ -106,9 +105,8 @@ export function registerPlanWorkCommands(plan: Command, cli: CliRuntime): void {
     .addOption(formatOption())
     .action(async (id: string, opts) => {
       const { planId, removed } = await cli.withStores(async ({ plans, contextFiles }) => {
-        const resolved = await resolvePlanId(plans, id);
-        await requireOpenPlan(plans, resolved);
-        return { planId: resolved, removed: await contextFiles.clear(resolved) };
+        const open = await requireOpenPlan(plans, id);
+        return { planId: open, removed: await contextFiles.clear(open) };
       });
       cli.show({ plan_id: planId, removed }, opts.format as OutputFormat);
     });
@@ -192,16 +190,16 @@ export async function readContextOptions(opts: Record<string, unknown>): Promise
   });
 }
 
-/** A plan's context may change until the plan has finished. */
-async function requireOpenPlan(plans: PlanStore, planId: string): Promise<void> {
-  const record = await plans.getPlan(planId);
-  if (record === null) throw new PlanClientError('notFound', `no plan with id ${planId}`);
+/** The id of the plan `ref` means, whose context may still change: it has not finished. */
+async function requireOpenPlan(plans: PlanStore, ref: string): Promise<string> {
+  const record = await resolvePlan(plans, ref);
   if (isFinished(record)) {
     throw new PlanClientError(
       'refused',
-      `plan ${planId} has finished (${record.phase}, ${record.state}); its context can no longer change`,
+      `plan ${record.planId} has finished (${record.phase}, ${record.state}); its context can no longer change`,
     );
   }
+  return record.planId;
 }
 
 const CONTEXT_COLUMNS = ['path', 'size', 'sha256', 'binary', 'added_by', 'added_at'] as const;
@@ -392,7 +390,7 @@ export async function loadChangeset(
   getChangeset: (changesetId: string) => Promise<Changeset | null>,
 ): Promise<Changeset> {
   const record = await getPlan(planId);
-  if (record === null) throw new PlanClientError('notFound', `no plan with id ${planId}`);
+  if (record === null) throw planNotFound(planId);
   if (record.changesetId === null) {
     throw new PlanClientError(
       'notFound',

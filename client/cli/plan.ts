@@ -11,7 +11,7 @@ import { isUlid } from '../../domain/ids';
 import { enforcedInvariants } from '../../domain/invariant';
 import { waitingFor } from '../../domain/gates';
 import { explainDict, richTreeLines, treeRows, TREE_COLUMNS } from '../render/tree-view';
-import { resolvePlanId } from '../plan-ref';
+import { planNotFound, resolvePlanId } from '../plan-ref';
 import { shortIds } from '../../domain/plan-ref';
 import { correctionImpact } from '../../domain/correction';
 import { parseStepOption } from '../../domain/step-option';
@@ -326,7 +326,7 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
             showSuperseded: opts.showSuperseded as boolean,
             depth: opts.depth as number,
           });
-          if (loaded === null) throw new PlanClientError('notFound', `no plan with id ${planId}`);
+          if (loaded === null) throw planNotFound(planId);
           return loaded;
         });
         if (format === 'rich') cli.print(richFamilyLines(family, cli.style).join('\n'));
@@ -335,8 +335,7 @@ export function registerPlanCommands(program: Command, cli: CliRuntime): void {
         return;
       }
       const tree = await cli.withStores(async ({ plans, decisions }) => {
-        if ((await plans.getPlan(planId)) === null)
-          throw new PlanClientError('notFound', `no plan with id ${planId}`);
+        if ((await plans.getPlan(planId)) === null) throw planNotFound(planId);
         return decisions.getTree(planId, {
           showSuperseded: opts.showSuperseded as boolean,
           depth: opts.depth as number,
