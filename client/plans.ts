@@ -551,7 +551,7 @@ export class PlanClient {
     try {
       let logged = false;
       if (handle !== null) {
-        const seen = (await this.plans.listEvents(planId)).at(-1)?.seq ?? -1;
+        const seen = await this.plans.lastEventSeq(planId);
         logged = await this.temporal
           .withDeadline(Date.now() + this.commandTimeoutMs, () => handle.signal(recordRefusalSignal, refusal))
           .then(

@@ -164,11 +164,7 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
         if (seq === null) {
           // The workflow has ended: nothing else numbers this plan's events now, and the lock keeps two refused
           // clients from taking the same number.
-          const latest = await tx.planEvent.aggregate({
-            where: { planId: input.planId },
-            _max: { seq: true },
-          });
-          seq = (latest._max.seq ?? -1) + 1;
+          seq = (await lastEventSeq(tx, input.planId)) + 1;
         } else {
           const existing = await tx.planEvent.findUnique({
             where: { planId_seq: { planId: input.planId, seq } },
@@ -236,6 +232,10 @@ export function createPlanStore(prisma: PrismaClient): PlanStore {
 
     async findPlanRefs(lookup) {
       return findPlanRefs(prisma, lookup);
+    },
+
+    async lastEventSeq(planId) {
+      return lastEventSeq(prisma, planId);
     },
 
     async listEvents(planId, afterSeq = -1) {
@@ -600,6 +600,11 @@ async function supersede(
       data: { supersededBy: by.id },
     }),
   ]);
+}
+
+async function lastEventSeq(db: Tx | PrismaClient, planId: string): Promise<number> {
+  const latest = await db.planEvent.aggregate({ where: { planId }, _max: { seq: true } });
+  return latest._max.seq ?? -1;
 }
 
 /** A ULID's characters in Crockford base32 all sort at or below this one, in ASCII and in any collation of A–Z. */

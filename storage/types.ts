@@ -148,6 +148,8 @@ export interface PlanStore {
    * plan twice. Which of them is meant is domain/plan-ref.ts's rule, not the store's.
    */
   findPlanRefs(lookup: PlanRefLookup): Promise<PlanRefCandidate[]>;
+  /** The highest sequence number of the plan's events, refusals included; -1 for none (or no such plan). */
+  lastEventSeq(planId: string): Promise<number>;
   /** By sequence number; only those after `afterSeq` when given (a follower reads what is new). */
   listEvents(planId: string, afterSeq?: number): Promise<PlanEventRecord[]>;
   /**

@@ -673,6 +673,9 @@ describe('recordRefusal (ADR 0021)', () => {
       reason: 'the plan has finished (APPLIED, COMPLETE)',
     });
     expect([first, second]).toEqual([2, 3]);
+    // What a refused client reads before it signals: the newest number, refusals included.
+    expect(await store.lastEventSeq(spec.planId)).toBe(3);
+    expect((await store.lastStateEvent(spec.planId))?.seq).toBe(1);
     expect((await store.listEvents(spec.planId)).slice(2)).toEqual([
       expect.objectContaining({
         type: 'COMMAND_REFUSED',
@@ -685,6 +688,7 @@ describe('recordRefusal (ADR 0021)', () => {
   });
 
   it('throws PlanNotFoundError for an unknown plan', async () => {
+    expect(await store.lastEventSeq(ulid())).toBe(-1);
     await expect(
       store.recordRefusal({
         planId: ulid(),
