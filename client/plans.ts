@@ -299,11 +299,7 @@ export class PlanClient {
    */
   async get(ref: string): Promise<PlanView> {
     const planId = await this.planIdOf(ref);
-    const handle = this.temporal.workflow.getHandle(planWorkflowId(planId));
-    const description = await this.call(() => handle.describe()).catch((err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) throw planNotFound(planId);
-      throw err;
-    });
+    const description = await this.describe(planId);
     const record = await this.plans.getPlan(planId);
     if (record === null) {
       throw new PlanClientError(
@@ -336,6 +332,11 @@ export class PlanClient {
   async progress(ref: string): Promise<string | null> {
     const handle = this.temporal.workflow.getHandle(planWorkflowId(await this.planIdOf(ref)));
     return progressOf(await this.call(() => handle.describe()));
+  }
+
+  /** The workflow's status alone (RUNNING, COMPLETED, …): what a follower polls, with no read of the record. */
+  async workflowStatus(ref: string): Promise<string> {
+    return (await this.describe(await this.planIdOf(ref))).status.name;
   }
 
   async advance(ref: string, request: AdvancePlanRequest): Promise<PlanSnapshot> {
@@ -482,10 +483,7 @@ export class PlanClient {
   ): Promise<T> {
     const planId = await this.planIdOf(ref);
     const handle = this.temporal.workflow.getHandle(planWorkflowId(planId));
-    const description = await this.call(() => handle.describe()).catch((err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) throw planNotFound(planId);
-      throw err;
-    });
+    const description = await this.describe(planId);
     if (description.status.name !== 'RUNNING') {
       const reason = await this.finishedReason(planId, description.status.name);
       throw await this.refused(planId, verb, reason, asked, null);
@@ -589,6 +587,15 @@ export class PlanClient {
       if (found) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+  }
+
+  /** The plan's workflow as Temporal describes it; a workflow Temporal does not know is a plan not found. */
+  private async describe(planId: string): Promise<WorkflowExecutionDescription> {
+    const handle = this.temporal.workflow.getHandle(planWorkflowId(planId));
+    return this.call(() => handle.describe()).catch((err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) throw planNotFound(planId);
+      throw err;
+    });
   }
 
   private async call<T>(run: () => Promise<T>): Promise<T> {

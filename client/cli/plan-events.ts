@@ -56,14 +56,11 @@ async function followEvents(
     let cursor = -1;
     for (;;) {
       // Asked before reading: events stored up to an end seen here are all in the read that follows.
-      const status = await client.get(planId).then(
-        (view) => view.workflowStatus,
-        (err: unknown) => {
-          // Queued and not picked up yet: nothing more to know, and nothing to print either.
-          if (err instanceof PlanClientError && err.kind === 'unavailable') return 'RUNNING';
-          throw err;
-        },
-      );
+      const status = await client.workflowStatus(planId).catch((err: unknown) => {
+        // The server out of reach for a moment: keep following, as before it; the deadline still ends the wait.
+        if (err instanceof PlanClientError && err.kind === 'unavailable') return 'RUNNING';
+        throw err;
+      });
       const ended = status !== 'RUNNING';
       const stored = await cli.withStores(({ plans }) => plans.listEvents(planId, cursor));
       const next = eventsToPrint(stored, cursor, ended);
